@@ -1,0 +1,167 @@
+package host
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+)
+
+// API is the dispatcher handed to every handler (the spec's $this). By
+// convention it is a handler's first parameter:
+//
+//	var list = func(api *host.API) any { return map[string]any{"method": api.Method()} }
+type API struct {
+	// Input is the cleaned input (the spec's _request): the query for GET,
+	// HEAD and DELETE; query and body merged, the body winning, for POST; the
+	// body alone for PUT and PATCH. Bodies may be form-encoded, multipart or
+	// JSON. Strings are trimmed and stripped of HTML tags; a key given more
+	// than once holds a []any.
+	Input map[string]any
+	// Req is the request wrapper (the spec's request).
+	Req *Request
+	// Res is the response wrapper (the spec's _response).
+	Res *Response
+
+	app  *App
+	r    *http.Request
+	g    *RequestContext
+	done bool  // a whole response was written through Response, Die or a guard
+	err  error // an encoding failure inside Response
+}
+
+// Method returns the request method: GET, POST, PUT, DELETE, PATCH, HEAD or
+// OPTIONS.
+func (a *API) Method() string { return a.r.Method }
+
+// ParamsExists reports whether every name is present in the query, the form
+// fields or the JSON body of the request.
+func (a *API) ParamsExists(names ...string) bool {
+	for _, n := range names {
+		if _, ok := a.Input[n]; ok {
+			continue
+		}
+		if a.Req.Get.Has(n) || a.Req.Post.Has(n) {
+			continue
+		}
+		return false
+	}
+	return true
+}
+
+// Response sends data with the given status, encoded as a returned value
+// would be (map to JSON, string to HTML, ...), replacing whatever was
+// buffered. The handler should return nil after it. A status of 0 keeps the
+// status set so far.
+func (a *API) Response(data any, status int) {
+	a.Res.reset()
+	if status != 0 {
+		a.Res.WriteHeader(status)
+	}
+	if err := a.app.writeResult(a.Res, a.r, data); err != nil && a.err == nil {
+		a.err = err
+	}
+	a.done = true
+}
+
+// Die ends the request with an error response (the spec's die). An *Error
+// is sent as it is; any other error is logged with the request id and sent
+// as a 500 internal_error that does not reveal it. The handler should return
+// after it.
+func (a *API) Die(err error) {
+	if err == nil {
+		return
+	}
+	a.app.fail(a.Res, a.r, err)
+	a.done = true
+}
+
+// SetContentType sets the Content-Type of the response. The return
+// contract keeps it instead of its own default.
+func (a *API) SetContentType(t string) { a.Res.Header().Set("Content-Type", t) }
+
+// G returns the per-request context (the spec's G::instance()): query,
+// form fields, cookies and server variables.
+func (a *API) G() *RequestContext {
+	if a.g == nil {
+		a.g = newRequestContext(a.app, a.r, a.Req.Post)
+	}
+	return a.g
+}
+
+// App returns the application.
+func (a *API) App() *App { return a.app }
+
+// Context returns the request's context, done when the client goes away.
+func (a *API) Context() context.Context { return a.r.Context() }
+
+// RequestID returns the id of the request, as sent in the X-Request-Id
+// response header and written in the log.
+func (a *API) RequestID() string { return requestID(a.r) }
+
+// String returns the input value name as a string, or "" if it is absent.
+func (a *API) String(name string) string {
+	switch v := a.Input[name].(type) {
+	case nil:
+		return ""
+	case string:
+		return v
+	case []any:
+		if len(v) > 0 {
+			return fmt.Sprint(v[0])
+		}
+		return ""
+	default:
+		return fmt.Sprint(v)
+	}
+}
+
+// Int returns the input value name as an int, and whether it is present
+// and a whole number.
+func (a *API) Int(name string) (int, bool) {
+	s := strings.TrimSpace(a.String(name))
+	n, err := strconv.Atoi(s)
+	return n, err == nil
+}
+
+// IsAuthenticated reports what the application's auth checker says of this
+// request; false when none is registered.
+func (a *API) IsAuthenticated() bool {
+	f := a.app.hooks.auth
+	return f != nil && f(a.G())
+}
+
+// IsAdmin reports what the application's admin checker says of this
+// request; false when none is registered.
+func (a *API) IsAdmin() bool {
+	f := a.app.hooks.admin
+	return f != nil && f(a.G())
+}
+
+// Username returns what the application's username provider says of this
+// request; "", false when none is registered.
+func (a *API) Username() (string, bool) {
+	f := a.app.hooks.username
+	if f == nil {
+		return "", false
+	}
+	return f(a.G())
+}
+
+// RequirePostAuth is a guard: the request must be a POST by an
+// authenticated caller. Otherwise it sends 403 {"error":"unauthorized"} and
+// returns false, and the handler must return.
+func (a *API) RequirePostAuth() bool {
+	if a.r.Method == http.MethodPost && a.IsAuthenticated() {
+		return true
+	}
+	hint := "this endpoint needs an authenticated POST request"
+	if a.r.Method != http.MethodPost {
+		hint = "this endpoint accepts only POST requests by an authenticated caller"
+	}
+	a.Res.reset()
+	writeError(a.Res, &Error{Status: http.StatusForbidden, Code: CodeUnauthorized, Hint: hint})
+	a.done = true
+	return false
+}

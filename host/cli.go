@@ -1,0 +1,327 @@
+package host
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"reflect"
+	"sort"
+	"strings"
+	"syscall"
+	"text/tabwriter"
+
+	"github.com/zealgo/zealgo/interp"
+)
+
+// Main runs the command line of an application and exits with its status:
+//
+//	serve   answer HTTP requests (the default)
+//	check   compile every file under api/, public/ and task/; exit 1 on problems
+//	routes  list the endpoints and pages with their methods
+func Main(app *App) {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := app.Run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// command is a subcommand of Run.
+type command struct {
+	summary string
+	run     func(a *App, ctx context.Context, args []string, stdout, stderr io.Writer) int
+}
+
+// commands are the subcommands of Run.
+var commands = map[string]command{
+	"serve":  {"answer HTTP requests", (*App).cmdServe},
+	"check":  {"compile every handler, page and task file; exit 1 on problems", (*App).cmdCheck},
+	"routes": {"list the endpoints and pages with their methods", (*App).cmdRoutes},
+}
+
+// Run runs the command line args (without the program name) and returns
+// the exit status. Serving stops when ctx is done.
+func (a *App) Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	name := "serve"
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+		name, args = args[0], args[1:]
+	}
+	if name == "help" || name == "-h" || name == "--help" {
+		usage(stdout)
+		return 0
+	}
+	c, ok := commands[name]
+	if !ok {
+		fmt.Fprintf(stderr, "zealgo: unknown command %q\n", name)
+		usage(stderr)
+		return 2
+	}
+	return c.run(a, ctx, args, stdout, stderr)
+}
+
+func usage(w io.Writer) {
+	fmt.Fprintln(w, "usage: zealgo <command> [flags]")
+	names := make([]string, 0, len(commands))
+	for n := range commands {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		if commands[n].summary != "" {
+			fmt.Fprintf(w, "  %-8s %s\n", n, commands[n].summary)
+		}
+	}
+}
+
+// flags returns a flag set bound to the application's configuration.
+func (a *App) flags(name string, stderr io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet("zealgo "+name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&a.cfg.Root, "root", a.cfg.Root, "application directory holding api/, public/, task/")
+	return fs
+}
+
+func (a *App) cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := a.flags("serve", stderr)
+	fs.StringVar(&a.cfg.Addr, "addr", a.cfg.Addr, "address to listen on (default 127.0.0.1:8080, or :$PORT)")
+	fs.StringVar(&a.cfg.DataDir, "data", a.cfg.DataDir, "data directory (default <root>/data)")
+	fs.IntVar(&a.cfg.TaskWorkerNum, "task-workers", a.cfg.TaskWorkerNum, "number of task worker processes")
+	fs.BoolVar(&a.cfg.TaskEnableCoroutine, "task-coroutine", a.cfg.TaskEnableCoroutine, "run each task in its own goroutine")
+	fs.BoolVar(&a.cfg.Dev, "dev", a.cfg.Dev, "development mode: show compile errors with source in pages")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if a.cfg.Logger == nil {
+		level := slog.LevelInfo
+		if a.cfg.Dev {
+			level = slog.LevelDebug
+		}
+		a.cfg.Logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+	}
+	a.Logger().Info("zealgo serving", "addr", a.cfg.Addr, "root", a.cfg.Root)
+	if err := a.ListenAndServe(ctx); err != nil {
+		fmt.Fprintln(stderr, err)
+		return 1
+	}
+	a.Logger().Info("zealgo stopped")
+	return 0
+}
+
+func (a *App) cmdCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := a.flags("check", stderr)
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if a.cfg.Logger == nil {
+		a.cfg.Logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	}
+	problems, n, err := a.Check()
+	if err != nil {
+		fmt.Fprintln(stderr, err)
+		return 2
+	}
+	for _, p := range problems {
+		fmt.Fprintln(stdout, p)
+	}
+	if len(problems) > 0 {
+		fmt.Fprintf(stderr, "zealgo check: %d problem(s) in %d file(s)\n", len(problems), n)
+		return 1
+	}
+	fmt.Fprintf(stderr, "zealgo check: %d file(s) ok\n", n)
+	return 0
+}
+
+func (a *App) cmdRoutes(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := a.flags("routes", stderr)
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	routes, err := a.Routes()
+	if err != nil {
+		fmt.Fprintln(stderr, err)
+		return 1
+	}
+	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "URL\tMETHODS\tFILE\tNOTE")
+	for _, r := range routes {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", r.URL, r.Methods, r.File, r.Note)
+	}
+	tw.Flush()
+	return 0
+}
+
+// prepare resolves the application's directories; it does not start anything.
+func (a *App) prepare() error {
+	if a.dirs.root != "" {
+		return nil
+	}
+	a.log = a.Logger()
+	root, err := filepath.Abs(a.cfg.Root)
+	if err != nil {
+		return fmt.Errorf("zealgo: root: %w", err)
+	}
+	real, err := filepath.EvalSymlinks(root)
+	if err != nil {
+		return fmt.Errorf("zealgo: root %s: %w", a.cfg.Root, err)
+	}
+	a.dirs = appDirs{root: real, api: filepath.Join(real, "api"), public: filepath.Join(real, "public"),
+		task: filepath.Join(real, "task"), template: filepath.Join(real, "template")}
+	if a.cfg.DataDir == "" {
+		a.cfg.DataDir = filepath.Join(real, "data")
+	}
+	return nil
+}
+
+// Route is one endpoint or page, as Routes lists it.
+type Route struct {
+	URL     string // e.g. /api/device/list
+	Methods string // the Allow list
+	File    string // relative to the root
+	Note    string // mode, or the problem that keeps the file from loading
+}
+
+// Routes compiles every handler and page file and lists what it serves.
+func (a *App) Routes() ([]Route, error) {
+	if err := a.prepare(); err != nil {
+		return nil, err
+	}
+	var out []Route
+	for _, d := range []struct{ dir, prefix string }{{a.dirs.api, "/api/"}, {a.dirs.public, "/"}} {
+		files, err := goFiles(d.dir)
+		if err != nil {
+			return nil, err
+		}
+		for _, path := range files {
+			rel, _ := filepath.Rel(d.dir, path)
+			url := d.prefix + strings.TrimSuffix(filepath.ToSlash(rel), ".go")
+			if d.prefix == "/" {
+				url = pageURL(url)
+			}
+			r := Route{URL: url, File: a.rel(path)}
+			prog, _, err := a.compile(d.dir, path)
+			var f *handlerFile
+			if err == nil {
+				f, err = a.analyze(prog, r.File)
+			}
+			if err != nil {
+				r.Methods, r.Note = "-", firstLine(err.Error())
+			} else {
+				r.Methods = f.allow
+				r.Note = "mode 2 (per method)"
+				if f.all != nil {
+					r.Note = "mode 1 (" + f.all.name + ")"
+				}
+			}
+			out = append(out, r)
+		}
+	}
+	return out, nil
+}
+
+// pageURL turns "/admin/index" into "/admin/" and "/index" into "/".
+func pageURL(u string) string {
+	if u == "/index" {
+		return "/"
+	}
+	if s, ok := strings.CutSuffix(u, "/index"); ok {
+		return s + "/"
+	}
+	return u
+}
+
+// Check compiles every file under api/, public/ and task/ as the server
+// would, and returns each problem as "file:line:col: message" with the
+// number of files it read.
+func (a *App) Check() (problems []string, files int, err error) {
+	if err := a.prepare(); err != nil {
+		return nil, 0, err
+	}
+	for _, dir := range []string{a.dirs.api, a.dirs.public, a.dirs.task} {
+		paths, err := goFiles(dir)
+		if err != nil {
+			return nil, files, err
+		}
+		for _, path := range paths {
+			files++
+			if msg := a.checkFile(dir, path); msg != "" {
+				problems = append(problems, msg)
+			}
+		}
+	}
+	return problems, files, nil
+}
+
+func (a *App) checkFile(dir, path string) string {
+	prog, rel, err := a.compile(dir, path)
+	if err == nil && dir == a.dirs.task {
+		return a.checkTask(prog, rel)
+	}
+	if err == nil {
+		_, err = a.analyze(prog, rel)
+	}
+	if err == nil {
+		return ""
+	}
+	if rel == "" {
+		rel = a.rel(path)
+	}
+	e := a.loadError(err, rel)
+	if e.Code == CodeCompileError {
+		return e.Hint
+	}
+	if e.Code == CodeUndefinedMethod {
+		return e.Hint
+	}
+	return rel + ": " + e.Hint
+}
+
+// checkTask checks that a task file holds a func named after the file.
+func (a *App) checkTask(prog *interp.Program, rel string) string {
+	base := strings.TrimSuffix(filepath.Base(rel), ".go")
+	v, ok := prog.Var(base)
+	if !ok {
+		return fmt.Sprintf("%s: a task file must declare var %s = func(args...) any", rel, base)
+	}
+	if v.Kind() != reflect.Func {
+		p := prog.Position(base)
+		return fmt.Sprintf("%s:%d:%d: %s must be a func, not %s", rel, p.Line, p.Column, base, v.Type())
+	}
+	return ""
+}
+
+// goFiles lists the .go files below dir, sorted; none if dir is missing.
+func goFiles(dir string) ([]string, error) {
+	var out []string
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) && p == dir {
+				return fs.SkipDir
+			}
+			return err
+		}
+		if d.IsDir() && strings.HasPrefix(d.Name(), ".") && p != dir {
+			return fs.SkipDir
+		}
+		if !d.IsDir() && strings.HasSuffix(p, ".go") && !strings.HasSuffix(p, "_test.go") {
+			out = append(out, p)
+		}
+		return nil
+	})
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	return out, err
+}
+
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
+}

@@ -1,0 +1,88 @@
+package host
+
+import (
+	"io"
+	"log/slog"
+	"os"
+	"time"
+)
+
+// Config holds an application's run options. The command line of Main
+// overrides them with its flags.
+type Config struct {
+	// Root is the application directory holding api/, public/, task/ and
+	// template/. Default ".".
+	Root string
+	// Addr is the address to listen on. Default "127.0.0.1:8080", or
+	// ":$PORT" when PORT is set.
+	Addr string
+	// DataDir holds session files, generated secrets and application data.
+	// Default "<Root>/data".
+	DataDir string
+	// TaskWorkerNum is the number of task worker processes. Default 0: no
+	// task workers, and dispatch fails.
+	TaskWorkerNum int
+	// TaskEnableCoroutine runs each task in its own goroutine inside its
+	// worker. Default true.
+	TaskEnableCoroutine bool
+	// Dev shows compile errors with their source lines in error pages.
+	Dev bool
+	// MaxBodyBytes bounds the request body the input step reads. Default
+	// 32 MiB.
+	MaxBodyBytes int64
+	// ReloadDebounce is how long a changed file must stay quiet before it
+	// is recompiled. Default 10ms.
+	ReloadDebounce time.Duration
+	// ShutdownTimeout bounds a graceful shutdown. Default 10s.
+	ShutdownTimeout time.Duration
+	// Logger receives the server's log, the debug log of the spec. Default:
+	// text to standard error.
+	Logger *slog.Logger
+}
+
+// Option sets a field of Config.
+type Option func(*Config)
+
+// WithRoot sets Config.Root.
+func WithRoot(dir string) Option { return func(c *Config) { c.Root = dir } }
+
+// WithAddr sets Config.Addr.
+func WithAddr(addr string) Option { return func(c *Config) { c.Addr = addr } }
+
+// WithDataDir sets Config.DataDir.
+func WithDataDir(dir string) Option { return func(c *Config) { c.DataDir = dir } }
+
+// WithTaskWorkers sets Config.TaskWorkerNum.
+func WithTaskWorkers(n int) Option { return func(c *Config) { c.TaskWorkerNum = n } }
+
+// WithTaskCoroutine sets Config.TaskEnableCoroutine.
+func WithTaskCoroutine(on bool) Option { return func(c *Config) { c.TaskEnableCoroutine = on } }
+
+// WithDev sets Config.Dev.
+func WithDev(on bool) Option { return func(c *Config) { c.Dev = on } }
+
+// WithLogger sets Config.Logger.
+func WithLogger(l *slog.Logger) Option { return func(c *Config) { c.Logger = l } }
+
+// WithLogOutput logs text to w at the given level.
+func WithLogOutput(w io.Writer, level slog.Level) Option {
+	return WithLogger(slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: level})))
+}
+
+// WithConfig applies f to the Config, for fields without an Option.
+func WithConfig(f func(*Config)) Option { return Option(f) }
+
+func defaultConfig() Config {
+	addr := "127.0.0.1:8080"
+	if p := os.Getenv("PORT"); p != "" {
+		addr = ":" + p
+	}
+	return Config{
+		Root:                ".",
+		Addr:                addr,
+		TaskEnableCoroutine: true,
+		MaxBodyBytes:        32 << 20,
+		ReloadDebounce:      10 * time.Millisecond,
+		ShutdownTimeout:     10 * time.Second,
+	}
+}

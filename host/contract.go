@@ -1,0 +1,168 @@
+package host
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"reflect"
+)
+
+// Content types the return contract sets when the handler set none.
+const (
+	contentHTML = "text/html; charset=utf-8"
+	contentJSON = "application/json"
+)
+
+// writeResult writes v to res under the universal return contract:
+//
+//	int (any integer kind)           the HTTP status
+//	string                           HTML body
+//	[]byte                           body as it is (application/octet-stream)
+//	func(yield func(string) bool)    streamed, a flush per chunk
+//	<-chan string, chan string       streamed, a flush per chunk
+//	http.Handler, http.HandlerFunc   served directly
+//	*http.Response                   copied directly
+//	error                            returned, for a 500
+//	nil                              nothing more
+//	anything else                    JSON
+//
+// It returns an error when v cannot be written; nothing is sent then unless
+// streaming had begun.
+func (a *App) writeResult(res *Response, r *http.Request, v any) error {
+	switch x := v.(type) {
+	case nil:
+		return nil
+	case string:
+		setDefaultType(res, contentHTML)
+		_, err := res.WriteString(x)
+		return err
+	case []byte:
+		setDefaultType(res, "application/octet-stream")
+		_, err := res.Write(x)
+		return err
+	case error:
+		return x
+	case func(func(string) bool):
+		return stream(res, r, x)
+	case <-chan string:
+		return streamChan(res, r, x)
+	case chan string:
+		return streamChan(res, r, x)
+	case http.Handler:
+		return serveHandler(res, r, x)
+	case func(http.ResponseWriter, *http.Request):
+		return serveHandler(res, r, http.HandlerFunc(x))
+	case *http.Response:
+		return copyResponse(res, x)
+	case bool:
+		return writeJSON(res, x)
+	}
+	rv := reflect.ValueOf(v)
+	switch rv.Kind() {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		return setStatus(res, rv.Int())
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return setStatus(res, int64(rv.Uint()))
+	case reflect.Func, reflect.Chan, reflect.UnsafePointer:
+		return fmt.Errorf("zealgo: a handler returned %T, which the return contract does not cover", v)
+	}
+	return writeJSON(res, v)
+}
+
+func setStatus(res *Response, code int64) error {
+	if code < 100 || code > 999 {
+		return fmt.Errorf("zealgo: a handler returned status %d, which is no HTTP status", code)
+	}
+	res.WriteHeader(int(code))
+	return nil
+}
+
+func setDefaultType(res *Response, t string) {
+	if res.Header().Get("Content-Type") == "" {
+		res.Header().Set("Content-Type", t)
+	}
+}
+
+func writeJSON(res *Response, v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("zealgo: the handler's result cannot be encoded as JSON: %w", err)
+	}
+	setDefaultType(res, contentJSON)
+	_, err = res.Write(b)
+	return err
+}
+
+// stream sends each string seq yields as a chunk, flushed as it comes.
+func stream(res *Response, r *http.Request, seq func(func(string) bool)) error {
+	setDefaultType(res, contentHTML)
+	res.Header().Set("X-Content-Type-Options", "nosniff")
+	res.Flush()
+	var werr error
+	seq(func(chunk string) bool {
+		if werr != nil || r.Context().Err() != nil {
+			return false
+		}
+		if _, werr = res.WriteString(chunk); werr != nil {
+			return false
+		}
+		res.Flush()
+		return true
+	})
+	return nil
+}
+
+// streamChan sends each string received from ch as a chunk, flushed as it
+// comes, until ch is closed or the client goes away.
+func streamChan(res *Response, r *http.Request, ch <-chan string) error {
+	setDefaultType(res, contentHTML)
+	res.Header().Set("X-Content-Type-Options", "nosniff")
+	res.Flush()
+	done := r.Context().Done()
+	for {
+		select {
+		case chunk, ok := <-ch:
+			if !ok {
+				return nil
+			}
+			if _, err := res.WriteString(chunk); err != nil {
+				return nil
+			}
+			res.Flush()
+		case <-done:
+			return nil
+		}
+	}
+}
+
+// serveHandler hands the request to h, after sending whatever the handler
+// had buffered.
+func serveHandler(res *Response, r *http.Request, h http.Handler) error {
+	if res.Written() {
+		if err := res.commit(); err != nil {
+			return nil
+		}
+	}
+	res.committed = true
+	h.ServeHTTP(res.Parent, r)
+	return nil
+}
+
+func copyResponse(res *Response, resp *http.Response) error {
+	if resp.Body != nil {
+		defer resp.Body.Close()
+	}
+	for k, v := range resp.Header {
+		res.Header()[k] = v
+	}
+	if resp.StatusCode != 0 {
+		res.WriteHeader(resp.StatusCode)
+	}
+	if resp.Body != nil {
+		if _, err := io.Copy(res, resp.Body); err != nil {
+			return fmt.Errorf("zealgo: copying the returned *http.Response: %w", err)
+		}
+	}
+	return nil
+}

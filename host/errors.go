@@ -1,0 +1,149 @@
+package host
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"reflect"
+	"sort"
+	"strings"
+)
+
+// Error codes of the dispatcher, sent as the "error" field of a JSON error
+// body. Clients branch on them; the "hint" beside them is for people.
+const (
+	CodeInvalidModule      = "invalid_module"
+	CodeInvalidRequest     = "invalid_request"
+	CodeMethodNotFound     = "method_not_found"
+	CodeHandlerNotFound    = "handler_not_found"
+	CodeUndefinedMethod    = "undefined_method"
+	CodeMethodNotAllowed   = "method_not_allowed"
+	CodeCompileError       = "handler_compile_error"
+	CodeInternal           = "internal_error"
+	CodeUnauthorized       = "unauthorized"
+	CodeUnknownMiddleware  = "unknown_middleware"
+	CodeInvalidBody        = "invalid_body"
+	CodeNotFound           = "not_found"
+	CodeRequestEntityLarge = "request_too_large"
+)
+
+// Error is an HTTP error with a machine-readable code and a hint for people.
+// Returned from a handler (as its error result) or passed to API.Die, it is
+// sent as {"error": Code, "hint": Hint} with Status and the Fields beside
+// them. Any other error becomes a 500 internal_error.
+type Error struct {
+	Status int
+	Code   string
+	Hint   string
+	// Fields are extra members of the JSON body.
+	Fields map[string]any
+	// Header holds extra response headers (e.g. Allow).
+	Header http.Header
+}
+
+// NewError returns an *Error with the given status, code and hint.
+func NewError(status int, code, hint string) *Error {
+	return &Error{Status: status, Code: code, Hint: hint}
+}
+
+// Error returns "zealgo: <code>: <hint>".
+func (e *Error) Error() string { return "zealgo: " + e.Code + ": " + e.Hint }
+
+// body returns the JSON body of e.
+func (e *Error) body() map[string]any {
+	m := make(map[string]any, len(e.Fields)+2)
+	for k, v := range e.Fields {
+		m[k] = v
+	}
+	m["error"] = e.Code
+	m["hint"] = e.Hint
+	return m
+}
+
+// writeError sends e as the whole response, replacing anything buffered.
+func writeError(w http.ResponseWriter, e *Error) {
+	for k, v := range e.Header {
+		w.Header()[k] = v
+	}
+	b, err := json.Marshal(e.body())
+	if err != nil {
+		b = []byte(`{"error":"internal_error","hint":"the error could not be encoded"}`)
+	}
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Del("Content-Length")
+	h.Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(e.Status)
+	_, _ = w.Write(b)
+}
+
+// asError returns err as an *Error if it is one, or nil.
+func asError(err error) *Error {
+	var e *Error
+	if errors.As(err, &e) {
+		return e
+	}
+	return nil
+}
+
+// apiNames are the exported methods and fields of *API, the candidates of
+// did_you_mean.
+var apiNames = func() []string {
+	t := reflect.TypeOf(&API{})
+	var names []string
+	for i := 0; i < t.NumMethod(); i++ {
+		names = append(names, t.Method(i).Name)
+	}
+	st := t.Elem()
+	for i := 0; i < st.NumField(); i++ {
+		if f := st.Field(i); f.IsExported() {
+			names = append(names, f.Name)
+		}
+	}
+	sort.Strings(names)
+	return names
+}()
+
+// suggest returns the candidate closest to typed by case-insensitive
+// Levenshtein distance, or "" when the closest is more than 3 edits away or
+// more than 40% of typed's length.
+func suggest(typed string, candidates []string) string {
+	best, bestD := "", -1
+	lt := strings.ToLower(typed)
+	for _, c := range candidates {
+		d := levenshtein(lt, strings.ToLower(c))
+		if bestD < 0 || d < bestD {
+			best, bestD = c, d
+		}
+	}
+	if bestD < 0 || bestD > 3 || float64(bestD) > 0.4*float64(len([]rune(typed))) {
+		return ""
+	}
+	return best
+}
+
+func levenshtein(a, b string) int {
+	ra, rb := []rune(a), []rune(b)
+	prev := make([]int, len(rb)+1)
+	cur := make([]int, len(rb)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(ra); i++ {
+		cur[0] = i
+		for j := 1; j <= len(rb); j++ {
+			cost := 1
+			if ra[i-1] == rb[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(rb)]
+}
+
+func errorf(status int, code, format string, args ...any) *Error {
+	return &Error{Status: status, Code: code, Hint: fmt.Sprintf(format, args...)}
+}

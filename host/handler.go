@@ -1,0 +1,278 @@
+package host
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"reflect"
+	"sort"
+	"strings"
+
+	"github.com/zealgo/zealgo/interp"
+)
+
+// methodVars are the variable names of mode 2, in the order Allow lists them.
+var methodVars = []string{"get", "post", "put", "delete", "patch"}
+
+// handlerFile is a compiled handler or page file with its funcs sorted by
+// role.
+type handlerFile struct {
+	rel   string                  // path relative to the root, e.g. api/device/list.go
+	all   *handlerFunc            // mode 1: the func named after the file
+	by    map[string]*handlerFunc // mode 2: by HTTP method
+	allow string                  // the Allow header
+	// allowed lists the methods of the Allow header, for the 405 body.
+	allowed []string
+	// serve runs the file's own middleware around the handler call; nil
+	// when the file has none.
+	mw    []func(http.Handler) http.Handler
+	serve http.Handler
+	prog  *interp.Program
+}
+
+// pick returns the func serving method, or the error to send.
+func (f *handlerFile) pick(method string) (*handlerFunc, *Error) {
+	if f.all != nil {
+		switch method {
+		case http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodDelete, http.MethodPatch:
+			return f.all, nil
+		}
+	} else {
+		m := method
+		if m == http.MethodHead {
+			m = http.MethodGet
+		}
+		if fn := f.by[m]; fn != nil {
+			return fn, nil
+		}
+	}
+	e := errorf(http.StatusMethodNotAllowed, CodeMethodNotAllowed,
+		"%s does not serve %s; it serves %s", f.rel, method, f.allow)
+	e.Header = http.Header{"Allow": {f.allow}}
+	e.Fields = map[string]any{"allowed": f.allowed}
+	return nil, e
+}
+
+// argKind says what a handler parameter receives.
+type argKind int
+
+const (
+	argZero argKind = iota
+	argAPI
+	argRequest
+	argResponse
+	argApp
+	argServer
+	argContext
+	argGoContext
+)
+
+var (
+	typeAPI       = reflect.TypeOf((*API)(nil))
+	typeRequest   = reflect.TypeOf((*Request)(nil))
+	typeResponse  = reflect.TypeOf((*Response)(nil))
+	typeApp       = reflect.TypeOf((*App)(nil))
+	typeServer    = reflect.TypeOf((*Server)(nil))
+	typeReqCtx    = reflect.TypeOf((*RequestContext)(nil))
+	typeGoContext = reflect.TypeOf((*context.Context)(nil)).Elem()
+	typeError     = reflect.TypeOf((*error)(nil)).Elem()
+)
+
+func kindOf(t reflect.Type) argKind {
+	switch t {
+	case typeAPI:
+		return argAPI
+	case typeRequest:
+		return argRequest
+	case typeResponse:
+		return argResponse
+	case typeApp:
+		return argApp
+	case typeServer:
+		return argServer
+	case typeReqCtx:
+		return argContext
+	case typeGoContext:
+		return argGoContext
+	}
+	return argZero
+}
+
+// handlerFunc is one func of a file with what its call needs.
+type handlerFunc struct {
+	name string
+	call func(api *API) (any, error)
+}
+
+// newHandlerFunc checks the signature of v, the value of variable name, and
+// prepares its call: parameters injected by type, results (), (T) or (T, error).
+func newHandlerFunc(prog *interp.Program, name string, v reflect.Value) (*handlerFunc, error) {
+	bad := func(format string, args ...any) error {
+		p := prog.Position(name)
+		return &interp.Error{File: prog.Path, Line: p.Line, Col: p.Column, Msg: fmt.Sprintf(format, args...)}
+	}
+	if v.Kind() != reflect.Func {
+		return nil, bad("%s must be a func, not %s", name, v.Type())
+	}
+	if v.IsNil() {
+		return nil, bad("%s is a nil func", name)
+	}
+	t := v.Type()
+	if t.IsVariadic() {
+		return nil, bad("%s: a variadic parameter cannot be injected", name)
+	}
+	switch {
+	case t.NumOut() > 2:
+		return nil, bad("%s returns %d results; a handler returns (), (T) or (T, error)", name, t.NumOut())
+	case t.NumOut() == 2 && t.Out(1) != typeError:
+		return nil, bad("%s: the second result must be error, not %s", name, t.Out(1))
+	}
+	h := &handlerFunc{name: name}
+	// Common shapes are called directly, without reflection.
+	switch f := v.Interface().(type) {
+	case func(*API) any:
+		h.call = func(api *API) (any, error) { return f(api), nil }
+		return h, nil
+	case func(*API) (any, error):
+		h.call = f
+		return h, nil
+	case func(*API):
+		h.call = func(api *API) (any, error) { f(api); return nil, nil }
+		return h, nil
+	case func(*API) map[string]any:
+		h.call = func(api *API) (any, error) { return f(api), nil }
+		return h, nil
+	case func(*API) string:
+		h.call = func(api *API) (any, error) { return f(api), nil }
+		return h, nil
+	case func(*API) int:
+		h.call = func(api *API) (any, error) { return f(api), nil }
+		return h, nil
+	case func() any:
+		h.call = func(*API) (any, error) { return f(), nil }
+		return h, nil
+	}
+	kinds := make([]argKind, t.NumIn())
+	zeros := make([]reflect.Value, t.NumIn())
+	for i := range kinds {
+		kinds[i] = kindOf(t.In(i))
+		zeros[i] = reflect.Zero(t.In(i))
+	}
+	nout := t.NumOut()
+	h.call = func(api *API) (any, error) {
+		args := make([]reflect.Value, len(kinds))
+		for i, k := range kinds {
+			args[i] = api.inject(k, zeros[i])
+		}
+		out := v.Call(args)
+		switch nout {
+		case 0:
+			return nil, nil
+		case 1:
+			return out[0].Interface(), nil
+		}
+		err, _ := out[1].Interface().(error)
+		if err != nil {
+			return nil, err
+		}
+		return out[0].Interface(), nil
+	}
+	return h, nil
+}
+
+func (a *API) inject(k argKind, zero reflect.Value) reflect.Value {
+	switch k {
+	case argAPI:
+		return reflect.ValueOf(a)
+	case argRequest:
+		return reflect.ValueOf(a.Req)
+	case argResponse:
+		return reflect.ValueOf(a.Res)
+	case argApp:
+		return reflect.ValueOf(a.app)
+	case argServer:
+		return reflect.ValueOf(a.app.server)
+	case argContext:
+		return reflect.ValueOf(a.G())
+	case argGoContext:
+		return reflect.ValueOf(a.r.Context())
+	}
+	return zero
+}
+
+// analyze sorts the funcs of a compiled handler file: mode 1 when it holds a
+// func named after the file (always for a file named after a verb), else
+// mode 2 with a func per method.
+func (a *App) analyze(prog *interp.Program, rel string) (*handlerFile, error) {
+	base := strings.TrimSuffix(rel[strings.LastIndexByte(rel, '/')+1:], ".go")
+	f := &handlerFile{rel: rel, prog: prog}
+	var methods []string
+	if v, ok := prog.Var(base); ok {
+		fn, err := newHandlerFunc(prog, base, v)
+		if err != nil {
+			return nil, err
+		}
+		f.all = fn
+		f.allowed = []string{"GET", "HEAD", "POST", "PUT", "DELETE", "PATCH", "OPTIONS"}
+		for _, m := range methodVars {
+			if _, ok := prog.Var(m); ok && m != base {
+				methods = append(methods, m)
+			}
+		}
+		if len(methods) > 0 {
+			a.Logger().Warn(fmt.Sprintf("%s: %s serves every method, so %s are unreachable",
+				rel, base, strings.Join(methods, ", ")), "file", rel)
+		}
+	} else {
+		f.by = map[string]*handlerFunc{}
+		for _, m := range methodVars {
+			v, ok := prog.Var(m)
+			if !ok {
+				continue
+			}
+			fn, err := newHandlerFunc(prog, m, v)
+			if err != nil {
+				return nil, err
+			}
+			M := strings.ToUpper(m)
+			f.by[M] = fn
+			f.allowed = append(f.allowed, M)
+			if m == "get" {
+				f.allowed = append(f.allowed, "HEAD")
+			}
+		}
+		if len(f.by) == 0 {
+			return nil, errorf(http.StatusNotFound, CodeHandlerNotFound,
+				"%s defines no handler: declare var %s = func(api *host.API) any { ... } for every method, or vars get, post, put, delete, patch",
+				rel, base)
+		}
+		f.allowed = append(f.allowed, "OPTIONS")
+	}
+	f.allow = strings.Join(f.allowed, ", ")
+	if v, ok := prog.Var("middleware"); ok {
+		names, ok := v.Interface().([]string)
+		if !ok {
+			p := prog.Position("middleware")
+			return nil, &interp.Error{File: rel, Line: p.Line, Col: p.Column, Msg: "middleware must be a []string of alias names"}
+		}
+		for _, n := range names {
+			mw, err := a.middleware(n)
+			if err != nil {
+				return nil, errorf(http.StatusInternalServerError, CodeUnknownMiddleware,
+					"%s: its middleware list names %q, which is not a registered alias", rel, n)
+			}
+			f.mw = append(f.mw, mw)
+		}
+	}
+	return f, nil
+}
+
+// sortedKeys returns the keys of m in order.
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

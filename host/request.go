@@ -1,0 +1,110 @@
+package host
+
+import (
+	"bytes"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+)
+
+// Request is the request wrapper handed to handlers (the spec's $request).
+type Request struct {
+	// Get is the parsed query string (the spec's ->get).
+	Get url.Values
+	// Post holds the fields of a form-encoded or multipart body.
+	Post url.Values
+	// Header holds the request headers.
+	Header http.Header
+	// Parent is the underlying *http.Request.
+	Parent *http.Request
+
+	body []byte
+}
+
+// Method returns the request method.
+func (r *Request) Method() string { return r.Parent.Method }
+
+// Body returns the raw request body. It can be read any number of times.
+func (r *Request) Body() []byte { return r.body }
+
+// Cookie returns the value of the named cookie, or "" if there is none.
+func (r *Request) Cookie(name string) string {
+	c, err := r.Parent.Cookie(name)
+	if err != nil {
+		return ""
+	}
+	return c.Value
+}
+
+// Cookies returns the cookies of the request.
+func (r *Request) Cookies() []*http.Cookie { return r.Parent.Cookies() }
+
+// RequestContext is the per-request context (the spec's G::instance()),
+// obtained through API.G and handed to the authentication callbacks.
+type RequestContext struct {
+	// Get is the parsed query string.
+	Get url.Values
+	// Post holds the fields of a form-encoded or multipart body.
+	Post url.Values
+	// Cookies maps cookie names to values.
+	Cookies map[string]string
+	// Server holds CGI-style server variables: REQUEST_METHOD, REQUEST_URI,
+	// QUERY_STRING, REMOTE_ADDR, SERVER_PROTOCOL, HTTPS, and HTTP_* for each
+	// request header.
+	Server map[string]string
+	// Request is the underlying *http.Request.
+	Request *http.Request
+
+	app *App
+}
+
+// newRequestContext builds the context of r; post may be nil.
+func newRequestContext(app *App, r *http.Request, post url.Values) *RequestContext {
+	g := &RequestContext{Get: r.URL.Query(), Post: post, Cookies: map[string]string{},
+		Server: serverVars(r), Request: r, app: app}
+	if g.Post == nil {
+		g.Post = url.Values{}
+	}
+	for _, c := range r.Cookies() {
+		g.Cookies[c.Name] = c.Value
+	}
+	return g
+}
+
+func serverVars(r *http.Request) map[string]string {
+	s := map[string]string{
+		"REQUEST_METHOD":  r.Method,
+		"REQUEST_URI":     r.RequestURI,
+		"QUERY_STRING":    r.URL.RawQuery,
+		"REMOTE_ADDR":     r.RemoteAddr,
+		"SERVER_PROTOCOL": r.Proto,
+		"HTTP_HOST":       r.Host,
+		"PATH_INFO":       r.URL.Path,
+	}
+	if r.TLS != nil {
+		s["HTTPS"] = "on"
+	}
+	for k, v := range r.Header {
+		s["HTTP_"+strings.ToUpper(strings.ReplaceAll(k, "-", "_"))] = strings.Join(v, ", ")
+	}
+	return s
+}
+
+// readBody reads at most limit bytes of r's body into memory and puts a
+// fresh reader back, so that the body can be read again.
+func readBody(r *http.Request, limit int64) ([]byte, error) {
+	if r.Body == nil || r.Body == http.NoBody {
+		return nil, nil
+	}
+	b, err := io.ReadAll(io.LimitReader(r.Body, limit+1))
+	_ = r.Body.Close()
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(b)) > limit {
+		return nil, errTooLarge
+	}
+	r.Body = io.NopCloser(bytes.NewReader(b))
+	return b, nil
+}

@@ -1,0 +1,109 @@
+package host
+
+import (
+	"bytes"
+	"net/http"
+)
+
+// bufferLimit is how much a Response holds back before it sends its header
+// and starts writing through.
+const bufferLimit = 64 << 10
+
+// Response is the response wrapper handed to handlers (the spec's
+// $response). Writes are buffered, as PHP's output buffer does, so that a
+// handler may write a body and still return a status; the buffer is sent when
+// the handler returns, when Flush is called, or when it grows past 64 KiB.
+// Response implements http.ResponseWriter, http.Flusher, and Unwrap for
+// http.ResponseController.
+type Response struct {
+	// Parent is the underlying http.ResponseWriter (the spec's ->parent).
+	Parent http.ResponseWriter
+
+	status    int
+	committed bool
+	buf       bytes.Buffer
+	wrote     bool
+}
+
+func newResponse(w http.ResponseWriter) *Response { return &Response{Parent: w} }
+
+// Header returns the response headers; they are sent with the first flush.
+func (r *Response) Header() http.Header { return r.Parent.Header() }
+
+// WriteHeader sets the status code. Before the header is sent it may be
+// called again to change it; after that it does nothing.
+func (r *Response) WriteHeader(code int) {
+	if !r.committed {
+		r.status = code
+	}
+}
+
+// Write buffers b, or writes it through once the header has been sent.
+func (r *Response) Write(b []byte) (int, error) {
+	r.wrote = true
+	if r.committed {
+		return r.Parent.Write(b)
+	}
+	n, _ := r.buf.Write(b)
+	if r.buf.Len() > bufferLimit {
+		if err := r.commit(); err != nil {
+			return n, err
+		}
+	}
+	return n, nil
+}
+
+// WriteString is Write for a string.
+func (r *Response) WriteString(s string) (int, error) { return r.Write([]byte(s)) }
+
+// Status returns the status code set so far (200 if none).
+func (r *Response) Status() int {
+	if r.status == 0 {
+		return http.StatusOK
+	}
+	return r.status
+}
+
+// Committed reports whether the header has been sent.
+func (r *Response) Committed() bool { return r.committed }
+
+// Written reports whether anything was written or a status was set.
+func (r *Response) Written() bool { return r.wrote || r.status != 0 }
+
+// Flush sends the header and whatever is buffered, then flushes the
+// connection, so that a client sees it now.
+func (r *Response) Flush() {
+	if err := r.commit(); err != nil {
+		return
+	}
+	_ = http.NewResponseController(r.Parent).Flush()
+}
+
+// Unwrap returns Parent, for http.ResponseController.
+func (r *Response) Unwrap() http.ResponseWriter { return r.Parent }
+
+// reset drops what is buffered and the status, if nothing was sent yet.
+func (r *Response) reset() bool {
+	if r.committed {
+		return false
+	}
+	r.buf.Reset()
+	r.status = 0
+	r.wrote = false
+	return true
+}
+
+// commit sends the header and the buffered body.
+func (r *Response) commit() error {
+	if r.committed {
+		return nil
+	}
+	r.committed = true
+	r.Parent.WriteHeader(r.Status())
+	if r.buf.Len() == 0 {
+		return nil
+	}
+	_, err := r.Parent.Write(r.buf.Bytes())
+	r.buf.Reset()
+	return err
+}

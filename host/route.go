@@ -1,0 +1,83 @@
+package host
+
+import (
+	"net/http"
+	"net/url"
+	"path/filepath"
+	"strings"
+)
+
+// apiRoute is a request path resolved to a handler file.
+type apiRoute struct {
+	module string // "device", "admin/users", or "" for /api/<name>
+	action string
+	file   string // absolute path under the api directory
+}
+
+// validName reports whether s is non-empty and made of [a-zA-Z0-9_-].
+func validName(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+// parseAPIPath splits the escaped path after "/api" into module and
+// action. Each segment is unescaped on its own, so an encoded slash,
+// backslash, dot or NUL is a character of its segment and fails the
+// charset: nothing but [a-zA-Z0-9_-] segments ever reaches the file system.
+func parseAPIPath(rest string) (module, action string, e *Error) {
+	if rest == "" || rest == "/" {
+		return "", "", errorf(http.StatusNotFound, CodeMethodNotFound,
+			"no endpoint named: /api/<module>/<action> runs api/<module>/<action>.go")
+	}
+	if rest[0] != '/' {
+		return "", "", errorf(http.StatusNotFound, CodeMethodNotFound, "no such endpoint")
+	}
+	segs := strings.Split(rest[1:], "/")
+	for i, s := range segs {
+		u, err := url.PathUnescape(s)
+		if err != nil {
+			u = "\x00"
+		}
+		segs[i] = u
+	}
+	last := len(segs) - 1
+	for _, s := range segs[:last] {
+		if !validName(s) {
+			return "", "", errorf(http.StatusBadRequest, CodeInvalidModule,
+				"the module path may hold only letters, digits, _, - and /, with no empty segment")
+		}
+	}
+	if !validName(segs[last]) {
+		return "", "", errorf(http.StatusBadRequest, CodeInvalidRequest,
+			"the action name may hold only letters, digits, _ and -")
+	}
+	return strings.Join(segs[:last], "/"), segs[last], nil
+}
+
+// resolveAPI maps the request path to a handler file under dir.
+func resolveAPI(dir string, r *http.Request) (*apiRoute, *Error) {
+	p := r.URL.EscapedPath()
+	rest, ok := strings.CutPrefix(p, "/api")
+	if !ok {
+		return nil, errorf(http.StatusNotFound, CodeMethodNotFound, "no such endpoint")
+	}
+	module, action, e := parseAPIPath(rest)
+	if e != nil {
+		return nil, e
+	}
+	file := filepath.Join(dir, filepath.FromSlash(module), action+".go")
+	return &apiRoute{module: module, action: action, file: file}, nil
+}
+
+// within reports whether path lies inside dir; both must be clean.
+func within(dir, path string) bool {
+	return strings.HasPrefix(path, dir+string(filepath.Separator))
+}
