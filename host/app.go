@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"reflect"
 	"sync"
 
 	"github.com/labstack/echo/v4"
@@ -29,6 +30,7 @@ type App struct {
 	hooks   authHooks
 
 	onTaskFinish func(id int64, result any, err error)
+	provided     map[reflect.Type]reflect.Value
 
 	initOnce sync.Once
 	initErr  error
@@ -95,6 +97,28 @@ func (a *App) Symbols(s interp.Exports) {
 func (a *App) OnTaskFinish(f func(id int64, result any, err error)) {
 	a.mustConfigure()
 	a.onTaskFinish = f
+}
+
+// Provide makes v injectable: a handler parameter of exactly v's type
+// receives v (e.g. the application's store, as *store.Store). Handler files
+// can only name the type if its package's symbols are registered with
+// Symbols.
+func (a *App) Provide(v any) {
+	a.mustConfigure()
+	if a.provided == nil {
+		a.provided = map[reflect.Type]reflect.Value{}
+	}
+	a.provided[reflect.TypeOf(v)] = reflect.ValueOf(v)
+}
+
+// Provided returns the value given to Provide with the same type as
+// example (a nil pointer of the type will do), and whether there is one.
+func (a *App) Provided(example any) (any, bool) {
+	v, ok := a.provided[reflect.TypeOf(example)]
+	if !ok {
+		return nil, false
+	}
+	return v.Interface(), true
 }
 
 func (a *App) mustConfigure() {

@@ -65,6 +65,7 @@ const (
 	argServer
 	argContext
 	argGoContext
+	argProvided
 )
 
 var (
@@ -106,7 +107,7 @@ type handlerFunc struct {
 
 // newHandlerFunc checks the signature of v, the value of variable name, and
 // prepares its call: parameters injected by type, results (), (T) or (T, error).
-func newHandlerFunc(prog *interp.Program, name string, v reflect.Value) (*handlerFunc, error) {
+func (a *App) newHandlerFunc(prog *interp.Program, name string, v reflect.Value) (*handlerFunc, error) {
 	bad := func(format string, args ...any) error {
 		p := prog.Position(name)
 		return &interp.Error{File: prog.Path, Line: p.Line, Col: p.Column, Msg: fmt.Sprintf(format, args...)}
@@ -157,6 +158,9 @@ func newHandlerFunc(prog *interp.Program, name string, v reflect.Value) (*handle
 	for i := range kinds {
 		kinds[i] = kindOf(t.In(i))
 		zeros[i] = reflect.Zero(t.In(i))
+		if p, ok := a.provided[t.In(i)]; ok && kinds[i] == argZero {
+			kinds[i], zeros[i] = argProvided, p
+		}
 	}
 	nout := t.NumOut()
 	h.call = func(api *API) (any, error) {
@@ -197,7 +201,7 @@ func (a *API) inject(k argKind, zero reflect.Value) reflect.Value {
 	case argGoContext:
 		return reflect.ValueOf(a.r.Context())
 	}
-	return zero
+	return zero // argZero, or argProvided with the provided value
 }
 
 // analyze sorts the funcs of a compiled handler file: mode 1 when it holds a
@@ -208,7 +212,7 @@ func (a *App) analyze(prog *interp.Program, rel string) (*handlerFile, error) {
 	f := &handlerFile{rel: rel, prog: prog}
 	var methods []string
 	if v, ok := prog.Var(base); ok {
-		fn, err := newHandlerFunc(prog, base, v)
+		fn, err := a.newHandlerFunc(prog, base, v)
 		if err != nil {
 			return nil, err
 		}
@@ -230,7 +234,7 @@ func (a *App) analyze(prog *interp.Program, rel string) (*handlerFile, error) {
 			if !ok {
 				continue
 			}
-			fn, err := newHandlerFunc(prog, m, v)
+			fn, err := a.newHandlerFunc(prog, m, v)
 			if err != nil {
 				return nil, err
 			}

@@ -23,7 +23,12 @@ type Response struct {
 	committed bool
 	buf       bytes.Buffer
 	wrote     bool
+	before    []func(*Response)
 }
+
+// BeforeCommit registers f to run once, just before the header is sent:
+// the last moment to set headers and cookies (sessions save here).
+func (r *Response) BeforeCommit(f func(*Response)) { r.before = append(r.before, f) }
 
 func newResponse(w http.ResponseWriter) *Response { return &Response{Parent: w} }
 
@@ -97,6 +102,11 @@ func (r *Response) reset() bool {
 func (r *Response) commit() error {
 	if r.committed {
 		return nil
+	}
+	for len(r.before) > 0 {
+		f := r.before[0]
+		r.before = r.before[1:]
+		f(r)
 	}
 	r.committed = true
 	r.Parent.WriteHeader(r.Status())
