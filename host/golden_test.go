@@ -1,0 +1,273 @@
+package host_test
+
+import (
+	"bytes"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+
+	"golang.org/x/tools/txtar"
+
+	"github.com/zealgo/zealgo/host"
+	"github.com/zealgo/zealgo/symbols"
+)
+
+// TestGolden runs every archive under testdata/golden. An archive holds the
+// files of an application root (api/..., public/...) and one or more
+// request/response pairs:
+//
+//	-- request --            -- response --
+//	POST /api/x              201
+//	Content-Type: ...        Content-Type: application/json
+//	                         !X-Absent
+//	body                     (blank line)
+//	                         {"exact":"body"}   or   ~regexp
+//
+// Sections "request 2"/"response 2" add more pairs, run in order. Response
+// headers listed must match exactly, "!Name" must be absent; others are not
+// checked. A "log" section lists substrings the server log must contain,
+// "nolog" substrings it must not.
+func TestGolden(t *testing.T) {
+	paths, err := filepath.Glob("testdata/golden/*.txtar")
+	if err != nil || len(paths) == 0 {
+		t.Fatalf("no golden archives: %v", err)
+	}
+	for _, p := range paths {
+		name := strings.TrimSuffix(filepath.Base(p), ".txtar")
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			runGolden(t, p)
+		})
+	}
+}
+
+// syncBuffer is a log destination safe for concurrent writers.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// goldenApp writes files into a fresh root and serves it. Aliases "tag"
+// and "deny" are registered for middleware cases.
+func goldenApp(t *testing.T, files map[string]string, opts ...host.Option) (*httptest.Server, *syncBuffer) {
+	t.Helper()
+	ta := newTestApp(t, files, opts...)
+	return ta.srv, ta.logs
+}
+
+// testApp is an application served on loopback for a test.
+type testApp struct {
+	srv  *httptest.Server
+	logs *syncBuffer
+	root string
+	app  *host.App
+}
+
+// newTestAppProvide is newTestApp with values made injectable by Provide.
+func newTestAppProvide(t *testing.T, files map[string]string, provide ...any) *testApp {
+	t.Helper()
+	return newTestAppWith(t, files, func(a *host.App) {
+		for _, v := range provide {
+			a.Provide(v)
+		}
+	})
+}
+
+// newTestApp writes files into a fresh root and serves it, with the test
+// aliases "tag" and "deny" registered.
+func newTestApp(t *testing.T, files map[string]string, opts ...host.Option) *testApp {
+	t.Helper()
+	return newTestAppWith(t, files, nil, opts...)
+}
+
+// newTestAppWith is newTestApp with a function that configures the App
+// before it starts.
+func newTestAppWith(t *testing.T, files map[string]string, configure func(*host.App), opts ...host.Option) *testApp {
+	t.Helper()
+	root := t.TempDir()
+	for name, data := range files {
+		p := filepath.Join(root, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	logs := &syncBuffer{}
+	opts = append([]host.Option{host.WithRoot(root), host.WithLogOutput(logs, slog.LevelDebug)}, opts...)
+	app := host.New(opts...)
+	app.Symbols(symbols.Symbols)
+	app.MiddlewareAlias("tag", func(args ...string) func(http.Handler) http.Handler {
+		return func(next http.Handler) http.Handler {
+			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				tag := strings.Join(args, "+")
+				if tag == "" {
+					tag = "-"
+				}
+				w.Header().Add("X-Tag", tag)
+				next.ServeHTTP(w, r)
+			})
+		}
+	})
+	app.MiddlewareAlias("deny", func(args ...string) func(http.Handler) http.Handler {
+		return func(http.Handler) http.Handler {
+			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				http.Error(w, "denied", http.StatusTeapot)
+			})
+		}
+	})
+	if configure != nil {
+		configure(app)
+	}
+	h, err := app.Handler()
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(h)
+	t.Cleanup(func() { srv.Close(); app.Close() })
+	return &testApp{srv: srv, logs: logs, root: root, app: app}
+}
+
+func runGolden(t *testing.T, path string) {
+	ar, err := txtar.ParseFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := map[string]string{}
+	sections := map[string]string{}
+	for _, f := range ar.Files {
+		switch {
+		case strings.HasPrefix(f.Name, "request"), strings.HasPrefix(f.Name, "response"), f.Name == "log", f.Name == "nolog":
+			sections[f.Name] = string(f.Data)
+		default:
+			files[f.Name] = string(f.Data)
+		}
+	}
+	srv, logs := goldenApp(t, files)
+	for i := 1; ; i++ {
+		suffix := ""
+		if i > 1 {
+			suffix = " " + strconv.Itoa(i)
+		}
+		req, ok := sections["request"+suffix]
+		if !ok {
+			if i == 1 {
+				t.Fatal("archive has no request section")
+			}
+			break
+		}
+		want, ok := sections["response"+suffix]
+		if !ok {
+			t.Fatalf("request%s has no response%s", suffix, suffix)
+		}
+		checkExchange(t, srv, "request"+suffix, req, want)
+	}
+	for _, want := range lines(sections["log"]) {
+		if !strings.Contains(logs.String(), want) {
+			t.Errorf("log lacks %q; log:\n%s", want, logs.String())
+		}
+	}
+	for _, bad := range lines(sections["nolog"]) {
+		if strings.Contains(logs.String(), bad) {
+			t.Errorf("log has %q; log:\n%s", bad, logs.String())
+		}
+	}
+}
+
+func lines(s string) []string {
+	var out []string
+	for _, l := range strings.Split(s, "\n") {
+		if l = strings.TrimSpace(l); l != "" {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// splitMessage splits "first line\nheaders\n\nbody".
+func splitMessage(s string) (first string, header []string, body string) {
+	head, body, _ := strings.Cut(s, "\n\n")
+	hl := strings.Split(strings.TrimRight(head, "\n"), "\n")
+	return hl[0], hl[1:], body
+}
+
+// noRedirect is a client that returns redirects instead of following them.
+var noRedirect = &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+
+func checkExchange(t *testing.T, srv *httptest.Server, name, reqText, want string) {
+	t.Helper()
+	first, hdrs, body := splitMessage(reqText)
+	method, target, _ := strings.Cut(first, " ")
+	req, err := http.NewRequest(method, srv.URL, strings.NewReader(strings.TrimSuffix(body, "\n")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Send the target exactly as written: no cleaning, no re-escaping.
+	req.URL.Opaque = target
+	req.URL.RawQuery = ""
+	if p, q, ok := strings.Cut(target, "?"); ok {
+		req.URL.Opaque, req.URL.RawQuery = p, q
+	}
+	for _, h := range hdrs {
+		k, v, _ := strings.Cut(h, ":")
+		req.Header.Add(strings.TrimSpace(k), strings.TrimSpace(v))
+	}
+	resp, err := noRedirect.Do(req)
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	defer resp.Body.Close()
+	got, _ := io.ReadAll(resp.Body)
+
+	wantStatus, wantHdrs, wantBody := splitMessage(want)
+	if strconv.Itoa(resp.StatusCode) != strings.TrimSpace(wantStatus) {
+		t.Errorf("%s %s: status %d, want %s; body %s", name, first, resp.StatusCode, wantStatus, got)
+	}
+	for _, h := range wantHdrs {
+		if absent, ok := strings.CutPrefix(h, "!"); ok {
+			if v := resp.Header.Values(absent); len(v) > 0 {
+				t.Errorf("%s %s: header %s = %q, want none", name, first, absent, v)
+			}
+			continue
+		}
+		k, v, _ := strings.Cut(h, ":")
+		if g := strings.Join(resp.Header.Values(strings.TrimSpace(k)), ", "); g != strings.TrimSpace(v) {
+			t.Errorf("%s %s: header %s = %q, want %q", name, first, k, g, strings.TrimSpace(v))
+		}
+	}
+	wantBody = strings.TrimSuffix(wantBody, "\n")
+	if re, ok := strings.CutPrefix(wantBody, "~"); ok {
+		if !regexp.MustCompile(re).Match(got) {
+			t.Errorf("%s %s: body %q does not match %s", name, first, got, re)
+		}
+	} else if string(got) != wantBody {
+		t.Errorf("%s %s: body\n  %s\nwant\n  %s", name, first, got, wantBody)
+	}
+	// A response never carries a stack trace or handler source.
+	for _, leak := range []string{"goroutine ", "runtime/debug", "package main"} {
+		if bytes.Contains(got, []byte(leak)) && !strings.Contains(wantBody, leak) {
+			t.Errorf("%s %s: body leaks %q: %s", name, first, leak, got)
+		}
+	}
+}

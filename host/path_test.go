@@ -1,0 +1,116 @@
+package host
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestParseAPIPath(t *testing.T) {
+	for _, tc := range []struct {
+		rest, module, action, code string
+	}{
+		{"/device/list", "device", "list", ""},
+		{"/users", "", "users", ""},
+		{"/admin/users/delete", "admin/users", "delete", ""},
+		{"/a-b_c/D9", "a-b_c", "D9", ""},
+		{"", "", "", CodeMethodNotFound},
+		{"/", "", "", CodeMethodNotFound},
+		{"/../x", "", "", CodeInvalidModule},
+		{"/%2e%2e/x", "", "", CodeInvalidModule},
+		{"/x/%2E", "", "", CodeInvalidRequest},
+		{"/a%2fb", "", "", CodeInvalidRequest},
+		{"/a%2Fb/c", "", "", CodeInvalidModule},
+		{"/a%5cb", "", "", CodeInvalidRequest},
+		{"/a\\b", "", "", CodeInvalidRequest},
+		{"/a%00", "", "", CodeInvalidRequest},
+		{"//x", "", "", CodeInvalidModule},
+		{"/x/", "", "", CodeInvalidRequest},
+		{"/x.go", "", "", CodeInvalidRequest},
+		{"/%zz", "", "", CodeInvalidRequest},
+		{"/é/x", "", "", CodeInvalidModule},
+	} {
+		module, action, e := parseAPIPath(tc.rest)
+		code := ""
+		if e != nil {
+			code = e.Code
+		}
+		if module != tc.module || action != tc.action || code != tc.code {
+			t.Errorf("parseAPIPath(%q) = %q, %q, %q; want %q, %q, %q", tc.rest, module, action, code, tc.module, tc.action, tc.code)
+		}
+	}
+}
+
+// FuzzResolveAPI: whatever the request target, resolution never panics and
+// never names a file outside the api directory.
+func FuzzResolveAPI(f *testing.F) {
+	for _, s := range []string{"/api/device/list", "/api/../../etc/passwd", "/api/%2e%2e/%2e%2e/x",
+		"/api/a%2f..%2f..%2fb", "/api/a\\..\\b", "/api/x%00.go", "/api//x", "/api/a/./b", "/api/" + strings.Repeat("a/", 50) + "b"} {
+		f.Add(s)
+	}
+	dir := filepath.Join(f.TempDir(), "api")
+	f.Fuzz(func(t *testing.T, target string) {
+		u, err := url.ParseRequestURI(target)
+		if err != nil {
+			return
+		}
+		r := &http.Request{Method: "GET", URL: u}
+		rt, e := resolveAPI(dir, r)
+		if e != nil {
+			if e.Status != 400 && e.Status != 404 {
+				t.Fatalf("%q: status %d", target, e.Status)
+			}
+			return
+		}
+		if !within(dir, rt.file) || filepath.Clean(rt.file) != rt.file || !strings.HasSuffix(rt.file, ".go") {
+			t.Fatalf("%q resolves to %q, outside %q", target, rt.file, dir)
+		}
+		if !validName(rt.action) {
+			t.Fatalf("%q: action %q", target, rt.action)
+		}
+	})
+}
+
+// TestSymlinkOutOfAPI: a handler file that is a symlink to a file outside
+// api/, or inside a symlinked directory pointing outside, is never run.
+func TestSymlinkOutOfAPI(t *testing.T) {
+	root := t.TempDir()
+	outside := t.TempDir()
+	src := "package main\n\nvar secret = func() any { return \"leaked\" }\n"
+	if err := os.WriteFile(filepath.Join(outside, "secret.go"), []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(root, "api", "in"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, "api", "in", "ok.go"), []byte("package main\n\nvar ok = func() any { return \"fine\" }\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(outside, "secret.go"), filepath.Join(root, "api", "secret.go")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, filepath.Join(root, "api", "out")); err != nil {
+		t.Fatal(err)
+	}
+	// A symlink that stays inside api/ is fine.
+	if err := os.Symlink(filepath.Join(root, "api", "in", "ok.go"), filepath.Join(root, "api", "ok.go")); err != nil {
+		t.Fatal(err)
+	}
+	app := New(WithRoot(root), WithLogOutput(os.Stderr, 100))
+	h, err := app.Handler()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer app.Close()
+	for path, want := range map[string]int{"/api/secret": 404, "/api/out/secret": 404, "/api/in/ok": 200, "/api/ok": 200} {
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest("GET", path, nil))
+		if rec.Code != want || strings.Contains(rec.Body.String(), "leaked") {
+			t.Errorf("%s: %d %s, want %d", path, rec.Code, rec.Body.String(), want)
+		}
+	}
+}
