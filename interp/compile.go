@@ -202,12 +202,17 @@ func fromEvalError(path string, f *ast.File, fset *token.FileSet, err error) err
 	line, _ := strconv.Atoi(m[1])
 	col, _ := strconv.Atoi(m[2])
 	e := &Error{File: path, Line: line, Col: col, Msg: m[3]}
-	if name, ok := strings.CutPrefix(e.Msg, "undefined selector: "); ok {
+	for _, prefix := range []string{"undefined selector: ", "undefined method: ", "undefined field: "} {
+		name, ok := strings.CutPrefix(e.Msg, prefix)
+		if !ok {
+			continue
+		}
 		e.Selector = name
 		if sel := selectorAt(fset, f, line, col, name); sel != nil {
 			e.Receiver = exprString(sel.X)
 			e.ReceiverType = declaredType(f, sel)
 		}
+		break
 	}
 	return e
 }

@@ -16,7 +16,8 @@ type Error struct {
 	Line, Col int
 	// Msg says what is wrong.
 	Msg string
-	// Selector is set for "undefined selector" errors: the name after the dot.
+	// Selector is set for "undefined selector", "undefined method" and
+	// "undefined field" errors: the name after the dot.
 	Selector string
 	// Receiver is the expression before the dot of an undefined selector, as
 	// written ("api", "api.Res").

@@ -1,0 +1,120 @@
+package interp_test
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/zealgo/zealgo/interp"
+)
+
+// readBuild is a build func that returns the file's text and counts builds.
+func readBuild(n *atomic.Int64) func(string) (string, error) {
+	return func(path string) (string, error) {
+		n.Add(1)
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return "", err
+		}
+		if string(b) == "bad" {
+			return "", errors.New("bad content")
+		}
+		return string(b), nil
+	}
+}
+
+func eventually(t *testing.T, what string, f func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for !f() {
+		if time.Now().After(deadline) {
+			t.Fatalf("gave up waiting for %s", what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func TestCacheLazyReloadDrop(t *testing.T) {
+	var builds atomic.Int64
+	var reloads atomic.Int64
+	c, err := interp.NewCache(readBuild(&builds), interp.CacheOptions{OnReload: func(string, error) { reloads.Add(1) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	path := filepath.Join(t.TempDir(), "f.go")
+	if _, err := c.Get(path); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("missing file: %v", err)
+	}
+	if c.Len() != 0 {
+		t.Fatal("a missing file was cached")
+	}
+	os.WriteFile(path, []byte("one"), 0o644)
+	for i := 0; i < 3; i++ {
+		if v, err := c.Get(path); err != nil || v != "one" {
+			t.Fatalf("get: %q %v", v, err)
+		}
+	}
+	if builds.Load() != 2 { // the miss, then one build for three gets
+		t.Fatalf("%d builds, want 2", builds.Load())
+	}
+	os.WriteFile(path, []byte("bad"), 0o644)
+	eventually(t, "the build error", func() bool { _, err := c.Get(path); return err != nil && err.Error() == "bad content" })
+	os.WriteFile(path, []byte("two"), 0o644)
+	eventually(t, "two", func() bool { v, _ := c.Get(path); return v == "two" })
+	os.Remove(path)
+	eventually(t, "the drop", func() bool { _, err := c.Get(path); return errors.Is(err, os.ErrNotExist) })
+	if reloads.Load() < 3 {
+		t.Fatalf("%d reloads reported", reloads.Load())
+	}
+}
+
+func TestCacheConcurrentFirstGetBuildsOnce(t *testing.T) {
+	var builds atomic.Int64
+	c, err := interp.NewCache(func(path string) (string, error) {
+		builds.Add(1)
+		time.Sleep(20 * time.Millisecond)
+		return "v", nil
+	}, interp.CacheOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	path := filepath.Join(t.TempDir(), "f.go")
+	var wg sync.WaitGroup
+	for i := 0; i < 50; i++ {
+		wg.Add(1)
+		go func() { defer wg.Done(); c.Get(path) }()
+	}
+	wg.Wait()
+	if builds.Load() != 1 {
+		t.Fatalf("%d builds, want 1", builds.Load())
+	}
+}
+
+func TestCacheEvict(t *testing.T) {
+	var builds atomic.Int64
+	c, err := interp.NewCache(readBuild(&builds), interp.CacheOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	dir := t.TempDir()
+	a, b := filepath.Join(dir, "a.go"), filepath.Join(dir, "b.go")
+	os.WriteFile(a, []byte("a"), 0o644)
+	os.WriteFile(b, []byte("b"), 0o644)
+	c.Get(a)
+	mid := time.Now()
+	time.Sleep(time.Millisecond)
+	c.Get(b)
+	if n := c.Evict(mid); n != 1 || c.Len() != 1 {
+		t.Fatalf("evicted %d, %d left", n, c.Len())
+	}
+	if v, err := c.Get(a); v != "a" || err != nil || builds.Load() != 3 {
+		t.Fatalf("rebuild after evict: %q %v, %d builds", v, err, builds.Load())
+	}
+}
