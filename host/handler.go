@@ -120,7 +120,7 @@ func (a *App) newHandlerFunc(prog *interp.Program, name string, v reflect.Value)
 	}
 	t := v.Type()
 	if t.IsVariadic() {
-		return nil, bad("%s: a variadic parameter cannot be injected", name)
+		return nil, bad("%s: parameter %d (...%s) is variadic and cannot be injected", name, t.NumIn(), t.In(t.NumIn()-1).Elem())
 	}
 	switch {
 	case t.NumOut() > 2:
@@ -160,6 +160,11 @@ func (a *App) newHandlerFunc(prog *interp.Program, name string, v reflect.Value)
 		zeros[i] = reflect.Zero(t.In(i))
 		if p, ok := a.provided[t.In(i)]; ok && kinds[i] == argZero {
 			kinds[i], zeros[i] = argProvided, p
+		}
+		if kinds[i] == argZero {
+			pos := prog.Position(name)
+			a.Logger().Warn(fmt.Sprintf("%s:%d:%d: %s: parameter %d (%s) is not injectable and receives its zero value",
+				prog.Path, pos.Line, pos.Column, name, i+1, t.In(i)), "file", prog.Path)
 		}
 	}
 	nout := t.NumOut()
