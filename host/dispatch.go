@@ -283,7 +283,7 @@ func (a *App) invoke(w http.ResponseWriter, r *http.Request) {
 		}
 	}()
 	q := r.URL.Query()
-	in, e := parseInput(r, a.cfg.MaxBodyBytes)
+	in, e := parseInput(r, q, a.cfg.MaxBodyBytes)
 	if e != nil {
 		writeError(w, e)
 		return

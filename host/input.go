@@ -29,7 +29,7 @@ type parsedInput struct {
 // for GET, HEAD and DELETE; query and body merged (body wins) for POST; the
 // body alone for PUT and PATCH. Bodies may be form-encoded, multipart or
 // JSON. Strings are trimmed and stripped of HTML tags.
-func parseInput(r *http.Request, limit int64) (*parsedInput, *Error) {
+func parseInput(r *http.Request, query url.Values, limit int64) (*parsedInput, *Error) {
 	p := &parsedInput{input: map[string]any{}, post: url.Values{}}
 	withQuery, withBody := true, false
 	switch r.Method {
@@ -39,7 +39,7 @@ func parseInput(r *http.Request, limit int64) (*parsedInput, *Error) {
 		withQuery, withBody = false, true
 	}
 	if withQuery {
-		for k, v := range r.URL.Query() {
+		for k, v := range query {
 			p.input[k] = cleanValues(v)
 		}
 	}
