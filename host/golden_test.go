@@ -6,17 +6,16 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 
 	"golang.org/x/tools/txtar"
 
 	"github.com/zealgo/zealgo/host"
+	"github.com/zealgo/zealgo/internal/testutil"
 	"github.com/zealgo/zealgo/symbols"
 )
 
@@ -49,27 +48,9 @@ func TestGolden(t *testing.T) {
 	}
 }
 
-// syncBuffer is a log destination safe for concurrent writers.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // goldenApp writes files into a fresh root and serves it. Aliases "tag"
 // and "deny" are registered for middleware cases.
-func goldenApp(t *testing.T, files map[string]string, opts ...host.Option) (*httptest.Server, *syncBuffer) {
+func goldenApp(t *testing.T, files map[string]string, opts ...host.Option) (*httptest.Server, *testutil.Buffer) {
 	t.Helper()
 	ta := newTestApp(t, files, opts...)
 	return ta.srv, ta.logs
@@ -78,7 +59,7 @@ func goldenApp(t *testing.T, files map[string]string, opts ...host.Option) (*htt
 // testApp is an application served on loopback for a test.
 type testApp struct {
 	srv  *httptest.Server
-	logs *syncBuffer
+	logs *testutil.Buffer
 	root string
 	app  *host.App
 }
@@ -104,17 +85,8 @@ func newTestApp(t *testing.T, files map[string]string, opts ...host.Option) *tes
 // before it starts.
 func newTestAppWith(t *testing.T, files map[string]string, configure func(*host.App), opts ...host.Option) *testApp {
 	t.Helper()
-	root := t.TempDir()
-	for name, data := range files {
-		p := filepath.Join(root, filepath.FromSlash(name))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	logs := &syncBuffer{}
+	root := testutil.WriteTree(t, files)
+	logs := &testutil.Buffer{}
 	opts = append([]host.Option{host.WithRoot(root), host.WithLogOutput(logs, slog.LevelDebug)}, opts...)
 	app := host.New(opts...)
 	app.Symbols(symbols.Symbols)

@@ -11,6 +11,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/zealgo/zealgo/internal/testutil"
 )
 
 const versionHandler = `//go:build ignore
@@ -21,18 +23,6 @@ import "github.com/zealgo/zealgo/host"
 
 var version = func(api *host.API) any { return map[string]any{"v": %d} }
 `
-
-// waitFor polls f until it is true or the deadline passes.
-func waitFor(t *testing.T, within time.Duration, what string, f func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(within)
-	for !f() {
-		if time.Now().After(deadline) {
-			t.Fatalf("gave up after %v waiting for %s", within, what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
 
 func get(t *testing.T, url string) (int, string) {
 	t.Helper()
@@ -86,7 +76,7 @@ func TestReloadUnderLoad(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(root, "api/version.go"), []byte(fmt.Sprintf(versionHandler, 2)), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 5*time.Second, "version 2", func() bool { _, b := get(t, url); return b == `{"v":2}` })
+	testutil.WaitFor(t, 5*time.Second, "version 2", func() bool { _, b := get(t, url); return b == `{"v":2}` })
 	// An atomic save: write a temporary file, rename it over the old one.
 	tmp := filepath.Join(root, "api/.version.go.tmp")
 	if err := os.WriteFile(tmp, []byte(fmt.Sprintf(versionHandler, 3)), 0o644); err != nil {
@@ -95,7 +85,7 @@ func TestReloadUnderLoad(t *testing.T) {
 	if err := os.Rename(tmp, filepath.Join(root, "api/version.go")); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 5*time.Second, "version 3", func() bool { _, b := get(t, url); return b == `{"v":3}` })
+	testutil.WaitFor(t, 5*time.Second, "version 3", func() bool { _, b := get(t, url); return b == `{"v":3}` })
 	stop.Store(true)
 	wg.Wait()
 	if failures.Load() > 0 {
@@ -131,16 +121,16 @@ func TestReloadCreateBreakDelete(t *testing.T) {
 	if err := os.WriteFile(path, []byte(broken), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 5*time.Second, "the compile error", func() bool {
+	testutil.WaitFor(t, 5*time.Second, "the compile error", func() bool {
 		code, body := get(t, url)
 		return code == 500 && strings.Contains(body, `"handler_compile_error"`) && strings.Contains(body, "api/fresh/version.go:7:")
 	})
 	if err := os.WriteFile(path, []byte(fmt.Sprintf(versionHandler, 9)), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 5*time.Second, "the fix", func() bool { _, b := get(t, url); return b == `{"v":9}` })
+	testutil.WaitFor(t, 5*time.Second, "the fix", func() bool { _, b := get(t, url); return b == `{"v":9}` })
 	if err := os.Remove(path); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 5*time.Second, "404 after delete", func() bool { c, _ := get(t, url); return c == 404 })
+	testutil.WaitFor(t, 5*time.Second, "404 after delete", func() bool { c, _ := get(t, url); return c == 404 })
 }

@@ -10,10 +10,11 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/zealgo/zealgo/internal/testutil"
 )
 
 // binary is the zealgo command built once for these tests.
@@ -31,21 +32,6 @@ func TestMain(m *testing.M) {
 	code := m.Run()
 	os.RemoveAll(dir)
 	os.Exit(code)
-}
-
-func writeFiles(t *testing.T, files map[string]string) string {
-	t.Helper()
-	root := t.TempDir()
-	for name, data := range files {
-		p := filepath.Join(root, filepath.FromSlash(name))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return root
 }
 
 func run(t *testing.T, args ...string) (stdout, stderr string, code int) {
@@ -67,7 +53,7 @@ func run(t *testing.T, args ...string) (stdout, stderr string, code int) {
 const head = "//go:build ignore\n\npackage main\n\nimport \"github.com/zealgo/zealgo/host\"\n\n"
 
 func TestCheckReportsEveryProblem(t *testing.T) {
-	root := writeFiles(t, map[string]string{
+	root := testutil.WriteTree(t, map[string]string{
 		"api/good.go":         head + "var good = func(api *host.API) any { return nil }\n",
 		"api/typo/a.go":       head + "var a = func(api *host.API) any {\n\treturn api.Respnse(1, 2)\n}\n",
 		"api/syntax.go":       head + "var syntax = func(api *host.API) any {\n\treturn (\n}\n",
@@ -98,7 +84,7 @@ func TestCheckReportsEveryProblem(t *testing.T) {
 	if !strings.Contains(errOut, "4 problem(s) in 7 file(s)") {
 		t.Errorf("summary: %s", errOut)
 	}
-	clean := writeFiles(t, map[string]string{"api/good.go": head + "var good = func(api *host.API) any { return nil }\n"})
+	clean := testutil.WriteTree(t, map[string]string{"api/good.go": head + "var good = func(api *host.API) any { return nil }\n"})
 	if _, errOut, code := run(t, "check", "--root", clean); code != 0 || !strings.Contains(errOut, "1 file(s) ok") {
 		t.Fatalf("clean tree: exit %d, %s", code, errOut)
 	}
@@ -142,10 +128,10 @@ func freeAddr(t *testing.T) string {
 }
 
 // serve starts `zealgo serve` as a real process and waits until it answers.
-func serve(t *testing.T, root string, extra ...string) (*exec.Cmd, string, *lockedBuffer) {
+func serve(t *testing.T, root string, extra ...string) (*exec.Cmd, string, *testutil.Buffer) {
 	t.Helper()
 	addr := freeAddr(t)
-	logs := &lockedBuffer{}
+	logs := &testutil.Buffer{}
 	cmd := exec.Command(binary, append([]string{"serve", "--root", root, "--addr", addr}, extra...)...)
 	cmd.Stderr = logs
 	if err := cmd.Start(); err != nil {
@@ -164,24 +150,6 @@ func serve(t *testing.T, root string, extra ...string) (*exec.Cmd, string, *lock
 		time.Sleep(20 * time.Millisecond)
 	}
 	return cmd, "http://" + addr, logs
-}
-
-// lockedBuffer collects a process's output while the test reads it.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
 
 func fetch(t *testing.T, method, url, contentType, body string) (int, http.Header, string) {
@@ -229,7 +197,7 @@ func TestServeSpecEndpoints(t *testing.T) {
 // TestServeGracefulShutdown: SIGTERM lets the request in flight finish,
 // then the process exits 0.
 func TestServeGracefulShutdown(t *testing.T) {
-	root := writeFiles(t, map[string]string{"api/slow.go": "package main\n\nimport (\n\t\"fmt\"\n\t\"time\"\n)\n\nvar slow = func() any {\n\tfmt.Println(\"handler started\")\n\ttime.Sleep(500 * time.Millisecond)\n\treturn \"done\"\n}\n"})
+	root := testutil.WriteTree(t, map[string]string{"api/slow.go": "package main\n\nimport (\n\t\"fmt\"\n\t\"time\"\n)\n\nvar slow = func() any {\n\tfmt.Println(\"handler started\")\n\ttime.Sleep(500 * time.Millisecond)\n\treturn \"done\"\n}\n"})
 	cmd, base, logs := serve(t, root)
 	result := make(chan string, 1)
 	go func() {
@@ -242,13 +210,9 @@ func TestServeGracefulShutdown(t *testing.T) {
 		resp.Body.Close()
 		result <- string(b)
 	}()
-	deadline := time.Now().Add(10 * time.Second)
-	for !strings.Contains(logs.String(), "handler started") {
-		if time.Now().After(deadline) {
-			t.Fatalf("the request did not reach the handler: %s", logs.String())
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	testutil.WaitFor(t, 10*time.Second, "the request to reach the handler", func() bool {
+		return strings.Contains(logs.String(), "handler started")
+	})
 	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}

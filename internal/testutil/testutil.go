@@ -1,0 +1,64 @@
+// Package testutil holds helpers shared by zealgo's tests: a log buffer
+// safe for concurrent writers, a file tree written into a temporary
+// directory, and polling with a deadline.
+package testutil
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+)
+
+// Buffer collects output written from several goroutines (a server's log,
+// a child process's stderr) while a test reads it.
+type Buffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+// Write appends p.
+func (b *Buffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+// String returns everything written so far.
+func (b *Buffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
+}
+
+// WriteTree writes files, slash-separated paths to contents, into a new
+// temporary directory and returns it.
+func WriteTree(t testing.TB, files map[string]string) string {
+	t.Helper()
+	root := t.TempDir()
+	for name, data := range files {
+		p := filepath.Join(root, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return root
+}
+
+// WaitFor polls f every few milliseconds until it returns true, and fails
+// the test if that takes longer than within.
+func WaitFor(t testing.TB, within time.Duration, what string, f func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for !f() {
+		if time.Now().After(deadline) {
+			t.Fatalf("gave up after %v waiting for %s", within, what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
