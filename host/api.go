@@ -85,7 +85,15 @@ func (a *API) SetContentType(t string) { a.Res.Header().Set("Content-Type", t) }
 // form fields, cookies and server variables.
 func (a *API) G() *RequestContext {
 	if a.g == nil {
-		a.g = newRequestContext(a.app, a.r, a.Req.Post)
+		g := Context(a.r)
+		if g == nil {
+			g = newRequestContext(a.app, a.r, nil)
+		}
+		if a.Req != nil && a.Req.Post != nil {
+			g.Post = a.Req.Post
+		}
+		g.Session.bind(a.Res)
+		a.g = g
 	}
 	return a.g
 }

@@ -29,7 +29,12 @@ type App struct {
 	scopes  []scope
 	hooks   authHooks
 
+	useAliases []*aliasUse     // UseAlias, resolved at start-up
+	sessions   *sessionManager // made at start-up
+
 	onTaskFinish func(id int64, result any, err error)
+	tasks        taskState // the task backend (task.go)
+	lifecycle    lifecycle // OnStart and OnStop hooks
 	provided     map[reflect.Type]reflect.Value
 
 	initOnce sync.Once
@@ -37,7 +42,10 @@ type App struct {
 	started  bool
 	dirs     appDirs
 	echo     *echo.Echo
+	root     http.Handler // outermost layer, global middleware, then echo
 	api      *interp.Cache[*handlerFile]
+	pages    *interp.Cache[*handlerFile]         // public/ pages (public.go)
+	pub      publicState                         // static root, templates, error pages
 	scopeMW  [][]func(http.Handler) http.Handler // per scope, instantiated at start-up
 	scoped   sync.Map                            // handler name and scope set -> http.Handler
 	server   *Server
@@ -52,6 +60,7 @@ type appDirs struct {
 // New returns an application with the given options.
 func New(opts ...Option) *App {
 	a := &App{cfg: defaultConfig(), aliases: map[string]MiddlewareFactory{}}
+	a.registerReadyAliases()
 	for _, o := range opts {
 		o(&a.cfg)
 	}
@@ -93,7 +102,9 @@ func (a *App) Symbols(s interp.Exports) {
 }
 
 // OnTaskFinish sets the callback that receives each task's result or
-// error in the server process. The default logs it.
+// error in the server process. The default logs it. Calls come one at a
+// time, in the order tasks finish, from a goroutine of their own; result
+// is the task's return value as JSON decodes it, err a *TaskError.
 func (a *App) OnTaskFinish(f func(id int64, result any, err error)) {
 	a.mustConfigure()
 	a.onTaskFinish = f
@@ -138,6 +149,9 @@ func (a *App) setup() error {
 	if err := a.prepare(); err != nil {
 		return err
 	}
+	if err := a.lifecycle.start(a); err != nil {
+		return err
+	}
 	var err error
 	for _, s := range a.scopes {
 		var mws []func(http.Handler) http.Handler
@@ -150,16 +164,28 @@ func (a *App) setup() error {
 		}
 		a.scopeMW = append(a.scopeMW, mws)
 	}
+	if err := a.setupMiddleware(); err != nil {
+		return err
+	}
+	if a.sessions, err = a.newSessionManager(); err != nil {
+		return err
+	}
 	a.api, err = interp.NewCache(a.buildAPI, interp.CacheOptions{
-		Debounce: a.cfg.ReloadDebounce,
-		OnReload: a.logReload,
-		OnError:  func(err error) { a.log.Error("zealgo: file watcher", "err", err) },
+		Debounce:   a.cfg.ReloadDebounce,
+		MaxEntries: a.cfg.MaxLoadedFiles,
+		IdleTTL:    a.cfg.UnloadIdle,
+		OnReload:   a.logReload,
+		OnError:    func(err error) { a.log.Error("zealgo: file watcher", "err", err) },
 	})
 	if err != nil {
 		return err
 	}
+	if err := a.setupPublic(); err != nil {
+		return err
+	}
 	a.echo = a.newEcho()
-	return nil
+	a.root = a.newRoot()
+	return a.startTasks()
 }
 
 func (a *App) logReload(path string, err error) {
@@ -188,7 +214,7 @@ func (a *App) Handler() (http.Handler, error) {
 	if err := a.init(); err != nil {
 		return nil, err
 	}
-	return a.echo, nil
+	return a.root, nil
 }
 
 // Serve answers requests on ln until ctx is done, then shuts down
@@ -211,6 +237,7 @@ func (a *App) Serve(ctx context.Context, ln net.Listener) error {
 	sctx, cancel := context.WithTimeout(context.Background(), a.cfg.ShutdownTimeout)
 	defer cancel()
 	err = srv.Shutdown(sctx)
+	a.stopTasks(sctx)
 	a.Close()
 	if err != nil {
 		return fmt.Errorf("zealgo: shutdown: %w", err)
@@ -227,9 +254,16 @@ func (a *App) ListenAndServe(ctx context.Context) error {
 	return a.Serve(ctx, ln)
 }
 
-// Close stops watching files. It does not stop a server started by Serve;
-// cancel its context instead.
+// Close stops the task workers, letting running tasks finish within
+// Config.ShutdownTimeout, and stops watching files. It does not stop a
+// server started by Serve; cancel its context instead.
 func (a *App) Close() error {
+	defer a.lifecycle.stop()
+	a.closeTasks()
+	a.sessions.close()
+	if err := a.closePublic(); err != nil {
+		a.Logger().Warn("zealgo: closing public files", "err", err)
+	}
 	if a.api != nil {
 		return a.api.Close()
 	}

@@ -11,7 +11,6 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"reflect"
 	"sort"
 	"strings"
 	"syscall"
@@ -43,6 +42,7 @@ var commands = map[string]command{
 	"serve":  {"answer HTTP requests", (*App).cmdServe},
 	"check":  {"compile every handler, page and task file; exit 1 on problems", (*App).cmdCheck},
 	"routes": {"list the endpoints and pages with their methods", (*App).cmdRoutes},
+	"worker": {"", (*App).cmdWorker}, // hidden: a task worker, started by serve (task_worker.go)
 }
 
 // Run runs the command line args (without the program name) and returns
@@ -283,14 +283,8 @@ func (a *App) checkFile(dir, path string) string {
 
 // checkTask checks that a task file holds a func named after the file.
 func (a *App) checkTask(prog *interp.Program, rel string) string {
-	base := strings.TrimSuffix(filepath.Base(rel), ".go")
-	v, ok := prog.Var(base)
-	if !ok {
-		return fmt.Sprintf("%s: a task file must declare var %s = func(args...) any", rel, base)
-	}
-	if v.Kind() != reflect.Func {
-		p := prog.Position(base)
-		return fmt.Sprintf("%s:%d:%d: %s must be a func, not %s", rel, p.Line, p.Column, base, v.Type())
+	if _, err := a.analyzeTask(prog, rel); err != nil {
+		return err.Error()
 	}
 	return ""
 }

@@ -4,6 +4,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"os/exec"
 	"time"
 )
 
@@ -35,9 +36,28 @@ type Config struct {
 	ReloadDebounce time.Duration
 	// ShutdownTimeout bounds a graceful shutdown. Default 10s.
 	ShutdownTimeout time.Duration
+	// MaxLoadedFiles bounds how many compiled handler files (each an
+	// interpreter) stay in memory: loading one more unloads the least
+	// recently used, which is compiled again on its next request. Default 0:
+	// no bound.
+	MaxLoadedFiles int
+	// UnloadIdle unloads a compiled handler file not requested within it;
+	// it is compiled again on its next request. Default 0: never.
+	UnloadIdle time.Duration
 	// Logger receives the server's log, the debug log of the spec. Default:
 	// text to standard error.
 	Logger *slog.Logger
+	// Session configures sessions: secret, cookie, lifetime and store.
+	Session SessionConfig
+	// BasicAuth maps user names to passwords for the basic-auth middleware
+	// alias, besides the pairs in the ZEALGO_BASIC_AUTH environment variable.
+	BasicAuth map[string]string
+	// WorkerCommand returns the command that starts a task worker: a
+	// process of the same application whose main reaches App.Run with the
+	// argument "worker" (Main does). The pool sets its Stdin, Stdout and
+	// Stderr, which carry the protocol and the worker's log. Default: this
+	// executable with the argument "worker".
+	WorkerCommand func() *exec.Cmd
 }
 
 // Option sets a field of Config.
@@ -60,6 +80,12 @@ func WithTaskCoroutine(on bool) Option { return func(c *Config) { c.TaskEnableCo
 
 // WithDev sets Config.Dev.
 func WithDev(on bool) Option { return func(c *Config) { c.Dev = on } }
+
+// WithMaxLoadedFiles sets Config.MaxLoadedFiles.
+func WithMaxLoadedFiles(n int) Option { return func(c *Config) { c.MaxLoadedFiles = n } }
+
+// WithUnloadIdle sets Config.UnloadIdle.
+func WithUnloadIdle(d time.Duration) Option { return func(c *Config) { c.UnloadIdle = d } }
 
 // WithLogger sets Config.Logger.
 func WithLogger(l *slog.Logger) Option { return func(c *Config) { c.Logger = l } }

@@ -26,6 +26,11 @@ type reqState struct {
 	route *apiRoute
 	file  *handlerFile
 	fn    *handlerFunc
+
+	app       *App
+	res       *echo.Response  // the outermost response, for session saving
+	g         *RequestContext // made by Context or API.G, shared by both
+	preflight bool            // servePreflight is running
 }
 
 type stateKey struct{}
@@ -52,17 +57,12 @@ func newRequestID(r *http.Request) string {
 	return hex.EncodeToString(b[:])
 }
 
-// newEcho builds the Echo server: request state and panic recovery, the
-// global middleware, the API dispatcher and the public files.
+// newEcho builds the Echo router: the API dispatcher and the public files.
 func (a *App) newEcho() *echo.Echo {
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
 	e.Logger.SetOutput(io.Discard)
 	e.HTTPErrorHandler = a.echoError
-	e.Pre(a.outermost)
-	for _, mw := range a.global {
-		e.Use(echo.WrapMiddleware(mw))
-	}
 	api := echo.WrapHandler(http.HandlerFunc(a.serveAPI))
 	e.Any("/api", api)
 	e.Any("/api/*", api)
@@ -70,14 +70,21 @@ func (a *App) newEcho() *echo.Echo {
 	return e
 }
 
+// newRoot builds the application's handler: the outermost layer, then the
+// global middleware, each instantiated once here, then the Echo router.
+func (a *App) newRoot() http.Handler {
+	return a.outermost(chain(a.echo, a.global))
+}
+
 // outermost gives the request its id and state, and turns a panic anywhere
-// below it into a 500 internal_error.
-func (a *App) outermost(next echo.HandlerFunc) echo.HandlerFunc {
-	return func(c echo.Context) error {
-		r := c.Request()
-		st := &reqState{id: newRequestID(r)}
-		c.SetRequest(r.WithContext(context.WithValue(r.Context(), stateKey{}, st)))
-		c.Response().Header().Set("X-Request-Id", st.id)
+// below it into a 500 internal_error. Its response runs the Before hooks
+// (sessions save there) whoever writes the header first.
+func (a *App) outermost(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		res := echo.NewResponse(w, a.echo)
+		st := &reqState{id: newRequestID(r), app: a, res: res}
+		r = r.WithContext(context.WithValue(r.Context(), stateKey{}, st))
+		res.Header().Set("X-Request-Id", st.id)
 		defer func() {
 			if p := recover(); p != nil {
 				if p == http.ErrAbortHandler {
@@ -85,19 +92,22 @@ func (a *App) outermost(next echo.HandlerFunc) echo.HandlerFunc {
 				}
 				a.log.Error("panic", "request_id", st.id, "path", r.URL.Path,
 					"panic", interp.DescribePanic(p), "stack", string(debug.Stack()))
-				if !c.Response().Committed {
-					writeError(c.Response(), internalError(st.id))
+				if !res.Committed {
+					writeError(res, internalError(st.id))
 				}
 			}
 		}()
-		return next(c)
-	}
+		next.ServeHTTP(res, r)
+	})
 }
 
 // echoError answers errors Echo raises itself (no route, bad method) with
 // the JSON envelope.
 func (a *App) echoError(err error, c echo.Context) {
 	if c.Response().Committed {
+		return
+	}
+	if a.publicEchoError(err, c) { // outside /api/: an error page (errorpage.go)
 		return
 	}
 	var he *echo.HTTPError
@@ -145,6 +155,9 @@ func (a *App) serveAPI(w http.ResponseWriter, r *http.Request) {
 	st := stateOf(r)
 	st.route = rt
 	if r.Method == http.MethodOptions {
+		if a.servePreflight(w, r, st) {
+			return
+		}
 		f, e := a.loadAPI(rt)
 		if e != nil {
 			writeError(w, e)
@@ -154,7 +167,15 @@ func (a *App) serveAPI(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusNoContent)
 		return
 	}
-	a.scopedHandler("api", r.URL.Path, http.HandlerFunc(a.apiInner)).ServeHTTP(w, r)
+	a.scopedHandler("api", r.URL.Path, (*apiInnerHandler)(a)).ServeHTTP(w, r)
+}
+
+// apiInnerHandler is App.apiInner as an http.Handler that costs no
+// allocation per request, unlike the method value.
+type apiInnerHandler App
+
+func (h *apiInnerHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	(*App)(h).apiInner(w, r)
 }
 
 // apiInner loads the handler file, picks its func and runs the file's own
@@ -263,8 +284,11 @@ func (a *App) buildAPI(path string) (*handlerFile, error) {
 // parsed and cleaned, and writes its result under the return contract.
 func (a *App) invoke(w http.ResponseWriter, r *http.Request) {
 	st := stateOf(r)
-	res := newResponse(w)
-	api := &API{app: a, r: r, Res: res}
+	// One allocation for the three objects every call needs.
+	inv := &invocation{res: Response{Parent: w}}
+	res := &inv.res
+	api := &inv.api
+	*api = API{app: a, r: r, Res: res}
 	defer func() {
 		if p := recover(); p != nil {
 			if p == http.ErrAbortHandler {
@@ -289,9 +313,17 @@ func (a *App) invoke(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	api.Input = in.input
-	api.Req = &Request{Get: q, Post: in.post, Header: r.Header, Parent: r, body: in.body}
+	inv.req = Request{Get: q, Post: in.post, Header: r.Header, Parent: r, body: in.body}
+	api.Req = &inv.req
 	v, err := st.fn.call(api)
 	a.respond(api, v, err)
+}
+
+// invocation holds what a handler call is given.
+type invocation struct {
+	api API
+	req Request
+	res Response
 }
 
 // respond finishes the response of a handler that returned v and err.

@@ -63,6 +63,9 @@ func (e *Error) body() map[string]any {
 
 // writeError sends e as the whole response, replacing anything buffered.
 func writeError(w http.ResponseWriter, e *Error) {
+	if writeErrorPage(w, e) { // outside /api/: an HTML page (errorpage.go)
+		return
+	}
 	for k, v := range e.Header {
 		w.Header()[k] = v
 	}

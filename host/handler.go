@@ -267,6 +267,11 @@ func (a *App) analyze(prog *interp.Program, rel string) (*handlerFile, error) {
 		for _, n := range names {
 			mw, err := a.middleware(n)
 			if err != nil {
+				name, _, _ := strings.Cut(n, ":")
+				if _, known := a.aliases[name]; known {
+					return nil, errorf(http.StatusInternalServerError, CodeUnknownMiddleware,
+						"%s: its middleware list names %q: %v", rel, n, err)
+				}
 				return nil, errorf(http.StatusInternalServerError, CodeUnknownMiddleware,
 					"%s: its middleware list names %q, which is not a registered alias", rel, n)
 			}

@@ -23,8 +23,32 @@ func (a *App) Use(mw ...func(http.Handler) http.Handler) {
 	a.global = append(a.global, mw...)
 }
 
-// MiddlewareAlias registers a named middleware factory, for When and for
-// handler files' middleware variable.
+// MiddlewareAlias registers a named middleware factory, for When, UseAlias
+// and handler files' middleware variable; "name:a,b" calls the factory
+// with "a", "b". Registering a name again replaces it, ready aliases
+// included. A factory may panic to refuse its arguments: that is an error
+// at start-up (When, UseAlias) or a 500 unknown_middleware (a file).
+// An Echo middleware is adapted with EchoMiddleware.
+//
+// Every application has these ready aliases, built on Echo's middleware or
+// the standard library:
+//
+//	request-id[:header]              puts zealgo's request id (X-Request-Id) on the request header too
+//	cors[:origin,...]                CORS (Echo); any origin without arguments, credentials allowed with listed origins
+//	body-limit:<size>                413 request_too_large past size: 512, 10K, 2M (Echo)
+//	rate-limit:<per-second>[,burst]  429 too_many_requests, per client address (Echo; X-Forwarded-For not trusted)
+//	basic-auth[:realm]               401 unless the credentials match Config.BasicAuth (WithBasicAuth)
+//	                                 or ZEALGO_BASIC_AUTH="user:password,user2:password2" (Echo)
+//	gzip[:level]                     gzip responses for clients that accept it (Echo)
+//	timeout:<duration>               503 service_unavailable past the duration, and the request's
+//	                                 context is done (http.TimeoutHandler: the response is held, not streamed)
+//	secure-headers                   X-Content-Type-Options, X-Frame-Options, X-XSS-Protection,
+//	                                 Referrer-Policy, and HSTS over TLS (Echo)
+//
+// CORS preflight: path-scoped middleware never runs for OPTIONS, so that
+// guards cannot block it, with one exception: a cors alias in a When scope
+// answers the preflight requests of its paths. Global cors (UseAlias) works
+// everywhere; in a handler file's middleware list cors cannot see preflight.
 func (a *App) MiddlewareAlias(name string, factory MiddlewareFactory) {
 	a.mustConfigure()
 	a.aliases[name] = factory
@@ -40,8 +64,43 @@ func (a *App) When(prefix string, aliases ...string) {
 	a.scopes = append(a.scopes, scope{prefix: strings.TrimSuffix(prefix, "/"), aliases: aliases})
 }
 
+// UseAlias adds global middleware by alias, as When does for a path:
+// app.UseAlias("request-id", "cors:https://app.example", "secure-headers").
+// It runs with the middleware given to Use, in registration order. An
+// unknown alias or a bad argument is an error at start-up. A global cors
+// answers CORS preflight requests everywhere; this is where it belongs.
+func (a *App) UseAlias(specs ...string) {
+	a.mustConfigure()
+	for _, spec := range specs {
+		u := &aliasUse{spec: spec}
+		a.useAliases = append(a.useAliases, u)
+		a.global = append(a.global, u.wrap)
+	}
+}
+
+// aliasUse is global middleware given by alias; mw is resolved at start-up.
+type aliasUse struct {
+	spec string
+	mw   func(http.Handler) http.Handler
+}
+
+func (u *aliasUse) wrap(next http.Handler) http.Handler { return u.mw(next) }
+
+// setupMiddleware resolves the aliases given to UseAlias.
+func (a *App) setupMiddleware() error {
+	for _, u := range a.useAliases {
+		mw, err := a.middleware(u.spec)
+		if err != nil {
+			return fmt.Errorf("%w (in UseAlias)", err)
+		}
+		u.mw = mw
+	}
+	return nil
+}
+
 // middleware resolves an alias with its arguments, "name" or "name:a,b".
-func (a *App) middleware(spec string) (func(http.Handler) http.Handler, error) {
+// A factory that panics (a ready alias given a bad argument) is an error.
+func (a *App) middleware(spec string) (mw func(http.Handler) http.Handler, err error) {
 	name, argStr, hasArgs := strings.Cut(spec, ":")
 	f, ok := a.aliases[name]
 	if !ok {
@@ -51,11 +110,52 @@ func (a *App) middleware(spec string) (func(http.Handler) http.Handler, error) {
 	if hasArgs {
 		args = strings.Split(argStr, ",")
 	}
-	mw := f(args...)
+	defer func() {
+		if p := recover(); p != nil {
+			if ae, ok := p.(*aliasError); ok {
+				err = fmt.Errorf("zealgo: middleware %q: %s", spec, ae.msg)
+			} else {
+				err = fmt.Errorf("zealgo: middleware %q: %v", spec, p)
+			}
+			mw = nil
+		}
+	}()
+	mw = f(args...)
 	if mw == nil {
 		return nil, fmt.Errorf("zealgo: middleware alias %q made no middleware", spec)
 	}
 	return mw, nil
+}
+
+// preflightAlias is the alias whose middleware, in a When scope, also runs
+// for OPTIONS requests, which other path-scoped middleware never sees.
+const preflightAlias = "cors"
+
+// servePreflight answers an OPTIONS request through the cors middleware
+// of the When scopes that cover its path, around the dispatcher's own
+// OPTIONS answer, and reports whether it did. Other scoped middleware
+// (guards) never runs for OPTIONS.
+func (a *App) servePreflight(w http.ResponseWriter, r *http.Request, st *reqState) bool {
+	if st.preflight {
+		return false
+	}
+	var mws []func(http.Handler) http.Handler
+	for i, s := range a.scopes {
+		if !covers(s.prefix, r.URL.Path) {
+			continue
+		}
+		for j, spec := range s.aliases {
+			if name, _, _ := strings.Cut(spec, ":"); name == preflightAlias {
+				mws = append(mws, a.scopeMW[i][j])
+			}
+		}
+	}
+	if len(mws) == 0 {
+		return false
+	}
+	st.preflight = true
+	chain(http.HandlerFunc(a.serveAPI), mws).ServeHTTP(w, r)
+	return true
 }
 
 // chain wraps h in mws, the first outermost.

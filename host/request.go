@@ -55,14 +55,37 @@ type RequestContext struct {
 	Server map[string]string
 	// Request is the underlying *http.Request.
 	Request *http.Request
+	// Session is the session of the request, loaded on first use and saved
+	// just before the response header is sent.
+	Session *Session
 
 	app *App
+}
+
+// Context returns the context of a request served by a zealgo application,
+// the same instance that API.G returns to its handler and the auth
+// callbacks receive: middleware reads and changes the session through it.
+// Its Post is empty until the handler's input has been parsed. It returns
+// nil for a request that did not come through an App.
+func Context(r *http.Request) *RequestContext {
+	st := stateOf(r)
+	if st == nil || st.app == nil {
+		return nil
+	}
+	if st.g == nil {
+		st.g = newRequestContext(st.app, r, nil)
+	}
+	return st.g
 }
 
 // newRequestContext builds the context of r; post may be nil.
 func newRequestContext(app *App, r *http.Request, post url.Values) *RequestContext {
 	g := &RequestContext{Get: r.URL.Query(), Post: post, Cookies: map[string]string{},
 		Server: serverVars(r), Request: r, app: app}
+	g.Session = &Session{r: r, st: stateOf(r)}
+	if app != nil {
+		g.Session.m = app.sessions
+	}
 	if g.Post == nil {
 		g.Post = url.Values{}
 	}

@@ -73,7 +73,14 @@ func resolveAPI(dir string, r *http.Request) (*apiRoute, *Error) {
 	if e != nil {
 		return nil, e
 	}
-	file := filepath.Join(dir, filepath.FromSlash(module), action+".go")
+	// Every segment passed validName (no dot, separator or empty one) and
+	// dir is clean, so concatenation gives what filepath.Join would, without
+	// its cleaning pass.
+	sep := string(filepath.Separator)
+	file := dir + sep + action + ".go"
+	if module != "" {
+		file = dir + sep + filepath.FromSlash(module) + sep + action + ".go"
+	}
 	return &apiRoute{module: module, action: action, file: file}, nil
 }
 

@@ -31,9 +31,28 @@ func (s *Server) Addr() string {
 	return s.http.Addr
 }
 
-// Task dispatches t to a task worker and returns its id. The task's
-// result reaches the application's OnTaskFinish callback. With no task
-// workers it returns ErrNoTaskWorkers and does nothing else.
+// Task dispatches t to a task worker and returns its id at once. The
+// task's result, or its failure as a *TaskError, reaches the application's
+// OnTaskFinish callback in this process. With no task workers it returns
+// ErrNoTaskWorkers and does nothing else.
+//
+// t.Handler must be "/task/<name>" with a name of [a-zA-Z0-9_-], naming
+// the file task/<name>.go; anything else is refused, as are arguments
+// that JSON cannot encode. Arguments and results cross the process
+// boundary as JSON: each argument is decoded into the type of its
+// parameter (a number into an int or a float64, an object into a map or
+// a struct, ...), and the finish callback receives the result as
+// encoding/json decodes it into an any (map[string]any, []any, float64,
+// string, bool or nil).
 func (s *Server) Task(t Task) (int64, error) {
-	return 0, ErrNoTaskWorkers
+	return s.app.dispatchTask(t)
+}
+
+// TaskWorkerPIDs returns the process ids of the running task workers, in
+// worker order; none without local task workers.
+func (s *Server) TaskWorkerPIDs() []int {
+	if p, ok := s.app.tasks.backend().(*localPool); ok {
+		return p.pids()
+	}
+	return nil
 }

@@ -3,6 +3,7 @@ package interp
 import (
 	"errors"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"sync"
 	"sync/atomic"
@@ -22,6 +23,13 @@ type CacheOptions struct {
 	OnReload func(path string, err error)
 	// OnError, if set, receives errors of the file watcher.
 	OnError func(err error)
+	// MaxEntries, if positive, bounds how many files the cache holds:
+	// building one more drops the least recently used others, which are
+	// built again on their next Get. Zero means no bound.
+	MaxEntries int
+	// IdleTTL, if positive, drops the value of a file not asked for within
+	// it; the file is built again on its next Get. Zero means never.
+	IdleTTL time.Duration
 }
 
 // Cache holds one built value per file. A file is built on its first Get;
@@ -46,6 +54,9 @@ type entry[T any] struct {
 	build sync.Mutex // one build of a file at a time
 	cur   atomic.Pointer[result[T]]
 	used  atomic.Int64 // unix nanoseconds of the last Get
+	// emptyWait is set while a working value is kept because its file was
+	// caught empty, as an editor's save truncates before it writes.
+	emptyWait bool
 }
 
 type result[T any] struct {
@@ -66,20 +77,27 @@ func NewCache[T any](build func(path string) (T, error), opts CacheOptions) (*Ca
 	c := &Cache[T]{build: build, opts: opts, entries: map[string]*entry[T]{},
 		dirs: map[string]bool{}, timers: map[string]*time.Timer{}, watcher: w, done: make(chan struct{})}
 	go c.watch()
+	if opts.IdleTTL > 0 {
+		go c.sweep()
+	}
 	return c, nil
 }
 
 // Get returns the value built from the file at path, building it first if
 // the cache does not hold it. The path should be clean and absolute.
 func (c *Cache[T]) Get(path string) (T, error) {
+	now := time.Now().UnixNano()
 	c.mu.Lock()
 	e := c.entries[path]
+	if e != nil && c.opts.IdleTTL > 0 && e.used.Load() < now-int64(c.opts.IdleTTL) {
+		e = nil // idle too long: built again, as if the sweep had dropped it
+	}
 	if e == nil {
 		e = &entry[T]{}
 		c.entries[path] = e
 	}
+	e.used.Store(now)
 	c.mu.Unlock()
-	e.used.Store(time.Now().UnixNano())
 	if r := e.cur.Load(); r != nil {
 		return r.val, r.err
 	}
@@ -96,6 +114,7 @@ func (c *Cache[T]) Get(path string) (T, error) {
 		return v, err
 	}
 	e.cur.Store(&result[T]{val: v, err: err})
+	c.bound(e)
 	return v, err
 }
 
@@ -120,6 +139,49 @@ func (c *Cache[T]) Evict(before time.Time) int {
 		}
 	}
 	return n
+}
+
+// bound drops the least recently used entries other than keep while the
+// cache holds more than MaxEntries.
+func (c *Cache[T]) bound(keep *entry[T]) {
+	if c.opts.MaxEntries <= 0 {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for len(c.entries) > c.opts.MaxEntries {
+		var (
+			oldest string
+			min    int64
+			found  bool
+		)
+		for p, e := range c.entries {
+			if e == keep {
+				continue
+			}
+			if u := e.used.Load(); !found || u < min {
+				oldest, min, found = p, u, true
+			}
+		}
+		if !found {
+			return
+		}
+		delete(c.entries, oldest)
+	}
+}
+
+// sweep drops idle values every half IdleTTL until the cache is closed.
+func (c *Cache[T]) sweep() {
+	t := time.NewTicker(max(c.opts.IdleTTL/2, time.Millisecond))
+	defer t.Stop()
+	for {
+		select {
+		case <-c.done:
+			return
+		case now := <-t.C:
+			c.Evict(now.Add(-c.opts.IdleTTL))
+		}
+	}
 }
 
 // Close stops watching files. Values already handed out stay usable.
@@ -200,6 +262,36 @@ func (c *Cache[T]) changed(path string) {
 	c.timers[path] = time.AfterFunc(c.opts.Debounce, func() { c.rebuild(path) })
 }
 
+// emptyRecheck is how long a file caught empty while it had a working
+// value is given to get its content before its build error is kept.
+const emptyRecheck = 100 * time.Millisecond
+
+// midSave reports whether a failed rebuild of path should keep the working
+// value of e for now: the file is empty, as it is between the truncation
+// and the write of a save, and was not empty on the previous look. It then
+// schedules a second look; a write meanwhile replaces it with a rebuild.
+// Called with e.build held.
+func (c *Cache[T]) midSave(path string, e *entry[T]) bool {
+	fi, err := os.Stat(path)
+	if err != nil || fi.Size() != 0 || e.emptyWait {
+		return false
+	}
+	if r := e.cur.Load(); r == nil || r.err != nil {
+		return false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed || c.entries[path] != e {
+		return false
+	}
+	e.emptyWait = true
+	if t := c.timers[path]; t != nil {
+		return true // a newer change is already scheduled
+	}
+	c.timers[path] = time.AfterFunc(max(emptyRecheck, c.opts.Debounce), func() { c.rebuild(path) })
+	return true
+}
+
 func (c *Cache[T]) rebuild(path string) {
 	c.mu.Lock()
 	delete(c.timers, path)
@@ -210,6 +302,11 @@ func (c *Cache[T]) rebuild(path string) {
 	}
 	e.build.Lock()
 	v, err := c.build(path)
+	if err != nil && c.midSave(path, e) {
+		e.build.Unlock()
+		return
+	}
+	e.emptyWait = false
 	if errors.Is(err, fs.ErrNotExist) {
 		c.drop(path, e)
 	} else {

@@ -24,7 +24,6 @@ import (
 	"strings"
 
 	yaegi "github.com/traefik/yaegi/interp"
-	"github.com/traefik/yaegi/stdlib"
 )
 
 // Exports is a symbol table in the form Yaegi and `yaegi extract` use: import
@@ -137,7 +136,7 @@ func CompileSource(path string, src []byte, opts Options) (prog *Program, err er
 			prog, err = nil, &Error{File: path, Msg: "interpreter panic: " + describePanic(r) + hintFor(r)}
 		}
 	}()
-	if err := i.Use(stdlib.Symbols); err != nil {
+	if err := i.Use(stdlibFor(file)); err != nil {
 		return nil, fmt.Errorf("interp: standard library symbols: %w", err)
 	}
 	for _, s := range opts.Symbols {

@@ -3,15 +3,18 @@
 package symbols
 
 import (
+	"context"
 	"github.com/zealgo/zealgo/host"
 	"go/constant"
 	"go/token"
 	"reflect"
+	"time"
 )
 
 func init() {
 	Symbols["github.com/zealgo/zealgo/host/host"] = map[string]reflect.Value{
 		// function, constant and variable definitions
+		"BasicAuthEnv":           reflect.ValueOf(constant.MakeFromLiteral("\"ZEALGO_BASIC_AUTH\"", token.STRING, 0)),
 		"CodeCompileError":       reflect.ValueOf(constant.MakeFromLiteral("\"handler_compile_error\"", token.STRING, 0)),
 		"CodeHandlerNotFound":    reflect.ValueOf(constant.MakeFromLiteral("\"handler_not_found\"", token.STRING, 0)),
 		"CodeInternal":           reflect.ValueOf(constant.MakeFromLiteral("\"internal_error\"", token.STRING, 0)),
@@ -25,19 +28,38 @@ func init() {
 		"CodeUnauthorized":       reflect.ValueOf(constant.MakeFromLiteral("\"unauthorized\"", token.STRING, 0)),
 		"CodeUndefinedMethod":    reflect.ValueOf(constant.MakeFromLiteral("\"undefined_method\"", token.STRING, 0)),
 		"CodeUnknownMiddleware":  reflect.ValueOf(constant.MakeFromLiteral("\"unknown_middleware\"", token.STRING, 0)),
+		"Context":                reflect.ValueOf(host.Context),
+		"EchoMiddleware":         reflect.ValueOf(host.EchoMiddleware),
 		"ErrNoTaskWorkers":       reflect.ValueOf(&host.ErrNoTaskWorkers).Elem(),
+		"ErrSessionNotFound":     reflect.ValueOf(&host.ErrSessionNotFound).Elem(),
+		"ErrTaskArgs":            reflect.ValueOf(&host.ErrTaskArgs).Elem(),
+		"ErrTaskFailed":          reflect.ValueOf(&host.ErrTaskFailed).Elem(),
+		"ErrTaskLoad":            reflect.ValueOf(&host.ErrTaskLoad).Elem(),
+		"ErrTaskPanicked":        reflect.ValueOf(&host.ErrTaskPanicked).Elem(),
+		"ErrTaskResult":          reflect.ValueOf(&host.ErrTaskResult).Elem(),
+		"ErrTaskShutdown":        reflect.ValueOf(&host.ErrTaskShutdown).Elem(),
+		"ErrTasksStopped":        reflect.ValueOf(&host.ErrTasksStopped).Elem(),
+		"ErrWorkerExited":        reflect.ValueOf(&host.ErrWorkerExited).Elem(),
 		"Main":                   reflect.ValueOf(host.Main),
 		"New":                    reflect.ValueOf(host.New),
 		"NewError":               reflect.ValueOf(host.NewError),
+		"PageError":              reflect.ValueOf(host.PageError),
+		"SessionSecretEnv":       reflect.ValueOf(constant.MakeFromLiteral("\"ZEALGO_SESSION_SECRET\"", token.STRING, 0)),
 		"WithAddr":               reflect.ValueOf(host.WithAddr),
+		"WithBasicAuth":          reflect.ValueOf(host.WithBasicAuth),
 		"WithConfig":             reflect.ValueOf(host.WithConfig),
 		"WithDataDir":            reflect.ValueOf(host.WithDataDir),
 		"WithDev":                reflect.ValueOf(host.WithDev),
 		"WithLogOutput":          reflect.ValueOf(host.WithLogOutput),
 		"WithLogger":             reflect.ValueOf(host.WithLogger),
+		"WithMaxLoadedFiles":     reflect.ValueOf(host.WithMaxLoadedFiles),
+		"WithRedisSessions":      reflect.ValueOf(host.WithRedisSessions),
 		"WithRoot":               reflect.ValueOf(host.WithRoot),
+		"WithSessionBackend":     reflect.ValueOf(host.WithSessionBackend),
+		"WithSessionSecret":      reflect.ValueOf(host.WithSessionSecret),
 		"WithTaskCoroutine":      reflect.ValueOf(host.WithTaskCoroutine),
 		"WithTaskWorkers":        reflect.ValueOf(host.WithTaskWorkers),
+		"WithUnloadIdle":         reflect.ValueOf(host.WithUnloadIdle),
 
 		// type definitions
 		"API":               reflect.ValueOf((*host.API)(nil)),
@@ -51,6 +73,53 @@ func init() {
 		"Response":          reflect.ValueOf((*host.Response)(nil)),
 		"Route":             reflect.ValueOf((*host.Route)(nil)),
 		"Server":            reflect.ValueOf((*host.Server)(nil)),
+		"Session":           reflect.ValueOf((*host.Session)(nil)),
+		"SessionBackend":    reflect.ValueOf((*host.SessionBackend)(nil)),
+		"SessionConfig":     reflect.ValueOf((*host.SessionConfig)(nil)),
 		"Task":              reflect.ValueOf((*host.Task)(nil)),
+		"TaskBackend":       reflect.ValueOf((*host.TaskBackend)(nil)),
+		"TaskError":         reflect.ValueOf((*host.TaskError)(nil)),
+		"TaskJob":           reflect.ValueOf((*host.TaskJob)(nil)),
+		"TaskOutcome":       reflect.ValueOf((*host.TaskOutcome)(nil)),
+
+		// interface wrapper definitions
+		"_SessionBackend": reflect.ValueOf((*_github_com_zealgo_zealgo_host_SessionBackend)(nil)),
+		"_TaskBackend":    reflect.ValueOf((*_github_com_zealgo_zealgo_host_TaskBackend)(nil)),
 	}
+}
+
+// _github_com_zealgo_zealgo_host_SessionBackend is an interface wrapper for SessionBackend type
+type _github_com_zealgo_zealgo_host_SessionBackend struct {
+	IValue  interface{}
+	WDelete func(ctx context.Context, id string) error
+	WLoad   func(ctx context.Context, id string) ([]byte, error)
+	WSave   func(ctx context.Context, id string, data []byte, ttl time.Duration) error
+}
+
+func (W _github_com_zealgo_zealgo_host_SessionBackend) Delete(ctx context.Context, id string) error {
+	return W.WDelete(ctx, id)
+}
+func (W _github_com_zealgo_zealgo_host_SessionBackend) Load(ctx context.Context, id string) ([]byte, error) {
+	return W.WLoad(ctx, id)
+}
+func (W _github_com_zealgo_zealgo_host_SessionBackend) Save(ctx context.Context, id string, data []byte, ttl time.Duration) error {
+	return W.WSave(ctx, id, data, ttl)
+}
+
+// _github_com_zealgo_zealgo_host_TaskBackend is an interface wrapper for TaskBackend type
+type _github_com_zealgo_zealgo_host_TaskBackend struct {
+	IValue    interface{}
+	WDispatch func(job host.TaskJob) error
+	WShutdown func(ctx context.Context) error
+	WStart    func(finish func(host.TaskOutcome)) error
+}
+
+func (W _github_com_zealgo_zealgo_host_TaskBackend) Dispatch(job host.TaskJob) error {
+	return W.WDispatch(job)
+}
+func (W _github_com_zealgo_zealgo_host_TaskBackend) Shutdown(ctx context.Context) error {
+	return W.WShutdown(ctx)
+}
+func (W _github_com_zealgo_zealgo_host_TaskBackend) Start(finish func(host.TaskOutcome)) error {
+	return W.WStart(finish)
 }

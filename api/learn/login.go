@@ -1,0 +1,66 @@
+//go:build ignore
+
+package main
+
+import (
+	"errors"
+	"html"
+	"net/http"
+
+	"github.com/zealgo/zealgo/host"
+	"github.com/zealgo/zealgo/sample/store"
+)
+
+// post serves POST /api/learn/login (mode 2: other methods get 405). It
+// takes username and password as form fields or as a JSON object. On
+// success it logs the account in with a fresh session id and redirects to
+// the notes page; a JSON client gets {"user_id","username"} instead. A
+// wrong username and a wrong password get the same 401, after the same
+// work (a bcrypt verification either way).
+var post = func(api *host.API, s *store.Store) any {
+	username := store.Field(api.Req, "username")
+	password := store.Field(api.Req, "password")
+	if username == "" || password == "" {
+		return authError(api, http.StatusUnprocessableEntity, "invalid_credentials", "Enter your username and your password.")
+	}
+	id, err := s.CheckLogin(api.Context(), username, password)
+	if errors.Is(err, store.ErrBadCredentials) {
+		return authError(api, http.StatusUnauthorized, "invalid_credentials", "Wrong username or password.")
+	}
+	if err != nil {
+		return err // 500 internal_error; the log has the details
+	}
+	g := api.G()
+	if err := g.Session.Rotate(); err != nil { // a new session id, against fixation
+		return err
+	}
+	g.Session.Set("user_id", id)
+	if store.WantsJSON(api.Req) {
+		return map[string]any{"user_id": id, "username": username}
+	}
+	api.Res.Header().Set("Location", "/learn/notes")
+	return http.StatusSeeOther
+}
+
+// authError answers a failed login: JSON {"error","hint"} for a JSON
+// client, else an HTML page with an auth-error paragraph.
+func authError(api *host.API, status int, code, message string) any {
+	if store.WantsJSON(api.Req) {
+		return host.NewError(status, code, message)
+	}
+	api.Res.WriteHeader(status)
+	return `<!doctype html>
+<html lang="en">
+<head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>Log in · zealgo notes</title>
+<link rel="stylesheet" href="/css/style.css"><link rel="stylesheet" href="/css/learn.css"></head>
+<body class="learn">
+<main class="learn-card">
+<h1>Log-in failed</h1>
+<p class="auth-error" role="alert">` + html.EscapeString(message) + `</p>
+<p><a href="/learn/">Back to the log-in form</a></p>
+</main>
+</body>
+</html>
+`
+}

@@ -1,0 +1,174 @@
+//go:build ignore
+
+package main
+
+import (
+	"errors"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"github.com/zealgo/zealgo/host"
+	"github.com/zealgo/zealgo/sample/store"
+)
+
+// /api/learn/notes: the logged-in account's notes (mode 2).
+//
+//	GET                 200 [note, ...]   (?id=N: 200 note)
+//	POST title, body    201 note
+//	PUT ?id=N           200 note          (title, body in the body)
+//	DELETE ?id=N        200 {"deleted":true,"id":N}
+//
+// Not logged in: 401 {"error":"auth_required"}. Another account's note, or
+// none: 404 {"error":"note_not_found"}. A broken rule (title 1–200
+// characters, body at most 10,000): 422.
+//
+// The notes page posts HTML forms here: a browser's POST may carry
+// _method=PUT or _method=DELETE, and is answered with a redirect back to
+// the page (with ?error=<code> when it failed) instead of JSON.
+
+var get = func(api *host.API, s *store.Store) any {
+	u := s.CurrentUser(api.G())
+	if u == nil {
+		return failure(api, host.NewError(http.StatusUnauthorized, "auth_required", "log in first: POST /api/learn/login"))
+	}
+	if _, ok := api.Input["id"]; ok {
+		id, e := noteID(api)
+		if e != nil {
+			return e
+		}
+		n, err := s.Note(api.Context(), u.ID, id)
+		if err != nil {
+			return failure(api, noteError(err))
+		}
+		return n
+	}
+	notes, err := s.Notes(api.Context(), u.ID)
+	if err != nil {
+		return err
+	}
+	return notes
+}
+
+var post = func(api *host.API, s *store.Store) any {
+	switch strings.ToUpper(api.String("_method")) {
+	case "PUT", "PATCH":
+		return update(api, s)
+	case "DELETE":
+		return remove(api, s)
+	}
+	u := s.CurrentUser(api.G())
+	if u == nil {
+		return failure(api, host.NewError(http.StatusUnauthorized, "auth_required", "log in first: POST /api/learn/login"))
+	}
+	title, body := api.String("title"), api.String("body")
+	if v := store.ValidateNote(title, body); v != nil {
+		return failure(api, host.NewError(http.StatusUnprocessableEntity, v.Code, v.Message))
+	}
+	n, err := s.CreateNote(api.Context(), u.ID, title, body)
+	if err != nil {
+		return failure(api, noteError(err))
+	}
+	if store.WantsHTML(api.Req) {
+		return backToPage(api, "")
+	}
+	api.Res.WriteHeader(http.StatusCreated)
+	return n
+}
+
+var put = func(api *host.API, s *store.Store) any { return update(api, s) }
+
+var delete = func(api *host.API, s *store.Store) any { return remove(api, s) }
+
+// update replaces the title and body of the note ?id=N.
+func update(api *host.API, s *store.Store) any {
+	u := s.CurrentUser(api.G())
+	if u == nil {
+		return failure(api, host.NewError(http.StatusUnauthorized, "auth_required", "log in first: POST /api/learn/login"))
+	}
+	id, e := noteID(api)
+	if e != nil {
+		return failure(api, e)
+	}
+	title, body := api.String("title"), api.String("body")
+	if v := store.ValidateNote(title, body); v != nil {
+		return failure(api, host.NewError(http.StatusUnprocessableEntity, v.Code, v.Message))
+	}
+	n, err := s.UpdateNote(api.Context(), u.ID, id, title, body)
+	if err != nil {
+		return failure(api, noteError(err))
+	}
+	if store.WantsHTML(api.Req) {
+		return backToPage(api, "")
+	}
+	return n
+}
+
+// remove deletes the note ?id=N.
+func remove(api *host.API, s *store.Store) any {
+	u := s.CurrentUser(api.G())
+	if u == nil {
+		return failure(api, host.NewError(http.StatusUnauthorized, "auth_required", "log in first: POST /api/learn/login"))
+	}
+	id, e := noteID(api)
+	if e != nil {
+		return failure(api, e)
+	}
+	if err := s.DeleteNote(api.Context(), u.ID, id); err != nil {
+		return failure(api, noteError(err))
+	}
+	if store.WantsHTML(api.Req) {
+		return backToPage(api, "")
+	}
+	return map[string]any{"deleted": true, "id": id}
+}
+
+// noteID reads the note id from the query (?id=N), else from the body.
+func noteID(api *host.API) (int64, *host.Error) {
+	raw := api.Req.Get.Get("id")
+	if raw == "" {
+		raw = api.String("id")
+	}
+	id, err := strconv.ParseInt(strings.TrimSpace(raw), 10, 64)
+	if err != nil || id <= 0 {
+		return 0, host.NewError(http.StatusUnprocessableEntity, "invalid_id", "id must be the positive integer id of a note, as in ?id=12")
+	}
+	return id, nil
+}
+
+// noteError maps a store error to its response: 404 note_not_found, or a
+// 500 for anything else.
+func noteError(err error) error {
+	if errors.Is(err, store.ErrNoteNotFound) {
+		return host.NewError(http.StatusNotFound, "note_not_found", "you have no note with that id")
+	}
+	return err
+}
+
+// failure sends e as JSON, or, to a browser posting the notes page's
+// forms, redirects back to the page (the log-in page when logged out).
+func failure(api *host.API, e error) any {
+	if !store.WantsHTML(api.Req) {
+		return e
+	}
+	var he *host.Error
+	if !errors.As(e, &he) {
+		return e
+	}
+	if he.Code == "auth_required" {
+		api.Res.Header().Set("Location", "/learn/")
+		return http.StatusSeeOther
+	}
+	return backToPage(api, he.Code)
+}
+
+// backToPage redirects to the notes page, with ?error=code when not "".
+func backToPage(api *host.API, code string) any {
+	loc := "/learn/notes"
+	if code != "" {
+		loc += "?error=" + url.QueryEscape(code)
+	}
+	api.Res.Header().Set("Location", loc)
+	return http.StatusSeeOther
+}

@@ -1,0 +1,67 @@
+//go:build ignore
+
+package main
+
+import (
+	"errors"
+	"html"
+	"net/http"
+
+	"github.com/zealgo/zealgo/host"
+	"github.com/zealgo/zealgo/sample/store"
+)
+
+// post serves POST /api/learn/register (mode 2: other methods get 405).
+// It takes username and password as form fields or as a JSON object. On
+// success it creates the account, logs it in with a fresh session id and
+// redirects to the notes page; a JSON client gets 201 {"user_id",
+// "username"} instead. A taken username is 409, a broken rule 422: an
+// auth-error paragraph for a browser, {"error","hint"} for a JSON client.
+var post = func(api *host.API, s *store.Store) any {
+	username := store.Field(api.Req, "username")
+	password := store.Field(api.Req, "password")
+	if v := store.ValidateCredentials(username, password); v != nil {
+		return authError(api, http.StatusUnprocessableEntity, v.Code, v.Message)
+	}
+	id, err := s.CreateAccount(api.Context(), username, password)
+	if errors.Is(err, store.ErrUsernameTaken) {
+		return authError(api, http.StatusConflict, "username_taken", "That username is taken. Choose another one.")
+	}
+	if err != nil {
+		return err // 500 internal_error; the log has the details
+	}
+	g := api.G()
+	if err := g.Session.Rotate(); err != nil { // a new session id, against fixation
+		return err
+	}
+	g.Session.Set("user_id", id)
+	if store.WantsJSON(api.Req) {
+		api.Res.WriteHeader(http.StatusCreated)
+		return map[string]any{"user_id": id, "username": username}
+	}
+	api.Res.Header().Set("Location", "/learn/notes")
+	return http.StatusSeeOther
+}
+
+// authError answers a failed registration: JSON {"error","hint"} for a
+// JSON client, else an HTML page with an auth-error paragraph.
+func authError(api *host.API, status int, code, message string) any {
+	if store.WantsJSON(api.Req) {
+		return host.NewError(status, code, message)
+	}
+	api.Res.WriteHeader(status)
+	return `<!doctype html>
+<html lang="en">
+<head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>Register · zealgo notes</title>
+<link rel="stylesheet" href="/css/style.css"><link rel="stylesheet" href="/css/learn.css"></head>
+<body class="learn">
+<main class="learn-card">
+<h1>Registration failed</h1>
+<p class="auth-error" role="alert">` + html.EscapeString(message) + `</p>
+<p><a href="/learn/#register">Back to the registration form</a></p>
+</main>
+</body>
+</html>
+`
+}

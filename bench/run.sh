@@ -1,0 +1,320 @@
+#!/usr/bin/env bash
+# bench/run.sh — zealgo against its references, measured side by side in one
+# run. Writes bench/RESULTS.md. See bench/README.md.
+#
+#   bench/run.sh                     # defaults: 10s per load run, 50 connections, 2 rounds
+#   DURATION=5s ROUNDS=1 bench/run.sh
+#
+# Every server listens on 127.0.0.1 only, on a free port, and is stopped by
+# its PID when the script ends.
+set -euo pipefail
+
+cd "$(dirname "$0")/.."
+REPO=$(pwd)
+DURATION=${DURATION:-10s}   # per measured wrk run
+WARMUP=${WARMUP:-2s}        # per server and URL, before the measured runs
+CONNS=${CONNS:-50}
+THREADS=${THREADS:-2}
+ROUNDS=${ROUNDS:-2}         # alternating rounds; the best round of each row is reported
+EDITS=${EDITS:-50}
+SIZES=${SIZES:-10,100,1000}
+CAP=${CAP:-100}
+OUT=${OUT:-$REPO/bench/RESULTS.md}
+
+log() { printf '[bench] %s\n' "$*" >&2; }
+
+if ! command -v wrk >/dev/null 2>&1; then
+	log "installing wrk"
+	if [ "$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq wrk
+	else sudo apt-get update -qq && sudo apt-get install -y -qq wrk; fi
+fi
+
+WORK=$(mktemp -d /tmp/zealgo-bench.XXXXXX)
+PIDS=()
+cleanup() {
+	for p in "${PIDS[@]}"; do
+		kill "$p" 2>/dev/null || true
+	done
+	for p in "${PIDS[@]}"; do
+		wait "$p" 2>/dev/null || true
+	done
+	rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+CMDS=()   # the exact commands, for RESULTS.md
+note_cmd() { CMDS+=("$*"); }
+
+free_port() {
+	local p
+	while :; do
+		p=$((20000 + RANDOM % 40000))
+		if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then
+			echo "$p"
+			return
+		fi
+	done
+}
+
+wait_port() { # port
+	for _ in $(seq 1 500); do
+		if (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; then return 0; fi
+		sleep 0.02
+	done
+	log "nothing listens on port $1"; return 1
+}
+
+http_get() { # port path -> body (HTTP/1.0 over bash's /dev/tcp, no curl needed)
+	local resp
+	exec 3<>"/dev/tcp/127.0.0.1/$1"
+	printf 'GET %s HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n' "$2" >&3
+	resp=$(cat <&3)
+	exec 3<&-
+	printf '%s' "${resp#*$'\r\n\r\n'}"
+}
+
+http_status() { # port path -> status code
+	local line
+	exec 3<>"/dev/tcp/127.0.0.1/$1"
+	printf 'GET %s HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n' "$2" >&3
+	read -r _ line _ <&3 || true
+	cat <&3 >/dev/null
+	exec 3<&-
+	echo "$line"
+}
+
+to_ms() { # wrk latency like 512.00us, 1.20ms, 2.01s -> milliseconds
+	awk -v v="$1" 'BEGIN {
+		n = v + 0
+		if (v ~ /us$/) n = n / 1000
+		else if (v ~ /ms$/) n = n
+		else if (v ~ /s$/) n = n * 1000
+		printf "%.2f", n }'
+}
+
+# --- build -----------------------------------------------------------------
+log "building into $WORK/bin"
+mkdir -p "$WORK/bin"
+for c in zbench ref reload treescale; do
+	go build -o "$WORK/bin/$c" "./bench/cmd/$c"
+done
+note_cmd "go build -o \$BIN/<cmd> ./bench/cmd/<cmd>   # zbench ref reload treescale"
+
+# --- application root ----------------------------------------------------------
+ROOT=$WORK/root
+cp -r bench/app "$ROOT"
+mkdir -p "$ROOT/public"
+# A 4 KiB static file, the same bytes every run.
+awk 'BEGIN { for (i = 0; i < 4096; i++) printf "%c", (i % 64 == 63) ? 10 : 97 + i % 26 }' >"$ROOT/public/file4k.txt"
+
+# --- servers ------------------------------------------------------------------
+ZPORT=$(free_port)
+"$WORK/bin/zbench" serve --root "$ROOT" --addr "127.0.0.1:$ZPORT" --task-workers 2 >"$WORK/zbench.log" 2>&1 &
+ZPID=$!; PIDS+=("$ZPID")
+note_cmd "zbench serve --root \$ROOT --addr 127.0.0.1:\$ZPORT --task-workers 2"
+RPORT=$(free_port)
+"$WORK/bin/ref" --addr "127.0.0.1:$RPORT" --root "$ROOT" >"$WORK/ref.log" 2>&1 &
+RPID=$!; PIDS+=("$RPID")
+note_cmd "ref --addr 127.0.0.1:\$RPORT --root \$ROOT"
+wait_port "$ZPORT"
+wait_port "$RPORT"
+log "zealgo pid $ZPID port $ZPORT, reference pid $RPID port $RPORT"
+
+DATE=$(date -u '+%Y-%m-%d %H:%M:%S UTC')
+CPU=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')
+NPROC=$(nproc)
+UPTIME_BEFORE=$(uptime)
+
+# --- load runs -------------------------------------------------------------------
+# Rows: id|scenario|server|port|path|reference-row-id|conns
+ROWS=(
+	"get-ref|1. JSON /api/php/get?a=1&b=two|bare Echo, handler compiled (reference)|$RPORT|/api/php/get?a=1&b=two||$CONNS"
+	"get-z|1. JSON /api/php/get?a=1&b=two|zealgo, handler interpreted|$ZPORT|/api/php/get?a=1&b=two|get-ref|$CONNS"
+	"work-ref|2. build + JSON-encode 100 records|bare Echo, compiled (reference)|$RPORT|/api/bench/work||$CONNS"
+	"work-z|2. build + JSON-encode 100 records|zealgo, loop interpreted|$ZPORT|/api/bench/work|work-ref|$CONNS"
+	"work-h|2. build + JSON-encode 100 records|zealgo, loop in a compiled helper (Provide)|$ZPORT|/api/bench/helper|work-ref|$CONNS"
+	"static-ref|3. static 4 KiB file|bare Echo static (reference)|$RPORT|/file4k.txt||$CONNS"
+	"static-z|3. static 4 KiB file|zealgo public/|$ZPORT|/file4k.txt|static-ref|$CONNS"
+)
+STATIC_STATUS=$(http_status "$ZPORT" /file4k.txt)
+if [ "$STATIC_STATUS" != 200 ]; then
+	log "zealgo does not serve public/file4k.txt (status $STATIC_STATUS): static scenario skipped"
+	ROWS=("${ROWS[@]:0:5}")
+fi
+
+declare -A RPS P50 P99 ERRS RAW
+wrk_once() { # id port path conns duration -> sets RPS etc. when better
+	local id=$1 port=$2 path=$3 conns=$4 dur=$5 out rps p50 p99 errs
+	out=$(wrk -t"$THREADS" -c"$conns" -d"$dur" --latency "http://127.0.0.1:$port$path")
+	rps=$(awk '/^Requests\/sec:/ {print $2}' <<<"$out")
+	p50=$(to_ms "$(awk '$1 == "50%" {print $2}' <<<"$out")")
+	p99=$(to_ms "$(awk '$1 == "99%" {print $2}' <<<"$out")")
+	errs=$(awk '/Non-2xx or 3xx responses:/ {n += $NF} /Socket errors:/ {gsub(",", ""); n += $4 + $6 + $8 + $10} END {print n + 0}' <<<"$out")
+	RAW[$id]+="$rps req/s, p50 $p50 ms, p99 $p99 ms, errors $errs; "
+	if [ -z "${RPS[$id]:-}" ] || awk -v a="$rps" -v b="${RPS[$id]}" 'BEGIN {exit !(a > b)}'; then
+		RPS[$id]=$rps; P50[$id]=$p50; P99[$id]=$p99; ERRS[$id]=$errs
+	fi
+}
+
+log "warming up"
+for row in "${ROWS[@]}"; do
+	IFS='|' read -r id _ _ port path _ conns <<<"$row"
+	wrk -t1 -c10 -d"$WARMUP" "http://127.0.0.1:$port$path" >/dev/null
+done
+note_cmd "wrk -t1 -c10 -d$WARMUP <url>   # warm-up, once per row"
+for round in $(seq 1 "$ROUNDS"); do
+	for row in "${ROWS[@]}"; do
+		IFS='|' read -r id _ server port path _ conns <<<"$row"
+		log "round $round: $id ($server) http://127.0.0.1:$port$path"
+		wrk_once "$id" "$port" "$path" "$conns" "$DURATION"
+	done
+done
+note_cmd "wrk -t$THREADS -c$CONNS -d$DURATION --latency http://127.0.0.1:<port><path>   # each row, $ROUNDS alternating rounds"
+
+# --- 6. tasks ---------------------------------------------------------------------
+TASK_NOTE=""
+TASK_STATUS=$(http_status "$ZPORT" /api/bench/task)
+if [ "$TASK_STATUS" = 200 ]; then
+	log "tasks: round trip and burst"
+	wrk -t1 -c8 -d"$WARMUP" "http://127.0.0.1:$ZPORT/api/bench/task" >/dev/null
+	wrk_once task-rt "$ZPORT" /api/bench/task 8 "$DURATION"
+	note_cmd "wrk -t$THREADS -c8 -d$DURATION --latency http://127.0.0.1:\$ZPORT/api/bench/task"
+	BURST=$(http_get "$ZPORT" '/api/bench/taskburst?n=5000')
+	note_cmd "GET http://127.0.0.1:\$ZPORT/api/bench/taskburst?n=5000"
+else
+	TASK_NOTE="skipped: /api/bench/task answered $TASK_STATUS (tasks not available in this build)"
+	log "tasks $TASK_NOTE"
+fi
+
+# --- 4. hot reload ---------------------------------------------------------------
+log "hot reload: $EDITS edits under load"
+RELOAD=$("$WORK/bin/reload" -url "http://127.0.0.1:$ZPORT" -root "$ROOT" -edits "$EDITS" -load 8)
+note_cmd "reload -url http://127.0.0.1:\$ZPORT -root \$ROOT -edits $EDITS -load 8"
+
+kill "$ZPID" "$RPID"
+wait "$ZPID" 2>/dev/null || true
+wait "$RPID" 2>/dev/null || true
+
+# --- 5. tree scale --------------------------------------------------------------------
+log "tree scale: $SIZES files, cap $CAP"
+TREE=$("$WORK/bin/treescale" -bin "$WORK/bin/zbench" -sizes "$SIZES" -cap "$CAP")
+note_cmd "treescale -bin \$BIN/zbench -sizes $SIZES -cap $CAP"
+
+# --- Go benchmarks and profile ------------------------------------------------------
+log "go benchmarks"
+go test -c -o "$WORK/host.test" ./host
+GOBENCH=$(cd host && "$WORK/host.test" -test.run '^$' -test.bench 'BenchmarkDispatch' -test.benchmem -test.benchtime 1s 2>&1 | grep -E '^Benchmark|^cpu:')
+note_cmd "go test ./host -run '^\$' -bench BenchmarkDispatch -benchmem -benchtime 1s"
+(cd host && "$WORK/host.test" -test.run '^$' -test.bench 'BenchmarkDispatch/get/zealgo' -test.benchtime 3s \
+	-test.cpuprofile "$WORK/cpu.out" >/dev/null 2>&1)
+PROFILE=$(go tool pprof -top -cum -nodecount 70 "$WORK/host.test" "$WORK/cpu.out" 2>/dev/null |
+	grep -E 'zealgo/host|yaegi/interp\.(getFunc|runCfg)|encoding/json\.Marshal|net/url\.ParseQuery|crypto/rand|context\.WithValue' | head -25)
+note_cmd "go test ./host -run '^\$' -bench 'BenchmarkDispatch/get/zealgo' -benchtime 3s -cpuprofile cpu.out && go tool pprof -top -cum host.test cpu.out"
+UPTIME_AFTER=$(uptime)
+
+# --- RESULTS.md ---------------------------------------------------------------------
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "-" }'; }
+{
+	echo "# zealgo benchmark results"
+	echo
+	echo "Written by \`bench/run.sh\` — do not edit by hand; run it again."
+	echo
+	echo "| | |"
+	echo "|---|---|"
+	echo "| date | $DATE |"
+	echo "| machine | \`nproc\` = $NPROC, $CPU |"
+	echo "| load before | \`$UPTIME_BEFORE\` |"
+	echo "| load after | \`$UPTIME_AFTER\` |"
+	echo "| go | $(go version) |"
+	echo "| commit | $(git rev-parse --short HEAD 2>/dev/null || echo unknown)$(git diff --quiet 2>/dev/null || echo ' + uncommitted changes') |"
+	echo "| settings | DURATION=$DURATION WARMUP=$WARMUP CONNS=$CONNS THREADS=$THREADS ROUNDS=$ROUNDS EDITS=$EDITS SIZES=$SIZES CAP=$CAP |"
+	echo
+	echo "The machine is shared (other builds and tests may run meanwhile; see the load"
+	echo "averages). wrk, the servers and anything else share the same $NPROC cores, so the"
+	echo "absolute numbers are low and noisy; the ratios, measured in the same run with"
+	echo "alternating rounds, are what matter. Each row reports the best of its $ROUNDS"
+	echo "rounds; every round is listed under Raw runs."
+	echo
+	echo "## Load: requests/s, latency and ratio to the reference (scenarios 1–3)"
+	echo
+	echo "| scenario | server | requests/s | p50 | p99 | errors | ratio to reference |"
+	echo "|---|---|---:|---:|---:|---:|---:|"
+	for row in "${ROWS[@]}"; do
+		IFS='|' read -r id scen server _ path ref conns <<<"$row"
+		r="1.00 (reference)"
+		[ -n "$ref" ] && r=$(ratio "${RPS[$id]}" "${RPS[$ref]}")
+		echo "| $scen | $server \`$path\` | ${RPS[$id]} | ${P50[$id]} ms | ${P99[$id]} ms | ${ERRS[$id]} | $r |"
+	done
+	echo
+	echo "Connections: $CONNS, wrk threads: $THREADS. Target of scenario 1: ratio ≥ 0.90."
+	if [ "$STATIC_STATUS" != 200 ]; then
+		echo
+		echo "Scenario 3 skipped: zealgo answered $STATIC_STATUS for /file4k.txt (static serving not in this build)."
+	fi
+	echo
+	echo "## 4. Hot reload"
+	echo
+	echo "Each edit rewrites \`api/bench/edit.go\` in place (truncate + write) while 8 clients"
+	echo "request it and \`/api/php/get\` without pause; the time runs from the write to the"
+	echo "first response showing the new version. Target: p99 ≤ 50 ms, 0 failed requests."
+	echo
+	echo "$RELOAD"
+	echo
+	echo "## 5. Scale of the handler tree"
+	echo
+	echo "Every file is a small distinct handler. Start is exec to the first answer (compile"
+	echo "is lazy: nothing is compiled at start). RSS and heap are read after"
+	echo "\`debug.FreeOSMemory\` (the memory probe is one more loaded file). The last row runs"
+	echo "the largest tree with \`MaxLoadedFiles\` = $CAP (\`host.WithMaxLoadedFiles\`): the"
+	echo "least recently used interpreters are unloaded and recompiled on demand."
+	echo
+	echo "$TREE"
+	echo
+	echo "## 6. Task dispatch"
+	echo
+	if [ -n "$TASK_NOTE" ]; then
+		echo "$TASK_NOTE"
+	else
+		echo "2 task worker processes. Round trip: a request dispatches one task"
+		echo "(\`api.App().Server().Task\`) and waits for its result through the finish callback."
+		echo
+		echo "| measure | requests/s | p50 | p99 | errors |"
+		echo "|---|---:|---:|---:|---:|"
+		echo "| round trip, 8 connections | ${RPS[task-rt]} | ${P50[task-rt]} ms | ${P99[task-rt]} ms | ${ERRS[task-rt]} |"
+		echo
+		echo "Throughput, 5000 tasks dispatched at once and awaited: \`$BURST\`"
+	fi
+	echo
+	echo "## Go benchmarks: dispatcher vs bare Echo, in process"
+	echo
+	echo "Same handlers; \`echo\` is bare Echo with the handler compiled, \`zealgo\` the"
+	echo "dispatcher with the handler interpreted. No network: the difference is the"
+	echo "framework's and the interpreter's cost per request."
+	echo
+	echo '```'
+	echo "$GOBENCH"
+	echo '```'
+	echo
+	echo "## Profile of the interpreted path (\`BenchmarkDispatch/get/zealgo\`, cumulative)"
+	echo
+	echo '```'
+	echo "$PROFILE"
+	echo '```'
+	echo
+	echo "## Raw runs"
+	echo
+	for row in "${ROWS[@]}"; do
+		IFS='|' read -r id _ server _ path _ _ <<<"$row"
+		echo "- $server \`$path\`: ${RAW[$id]}"
+	done
+	[ -z "$TASK_NOTE" ] && echo "- task round trip: ${RAW[task-rt]}"
+	echo
+	echo "## Commands"
+	echo
+	echo '```'
+	echo "bench/run.sh   # from the repository root; BIN=$WORK/bin style temp dir, ROOT=a copy of bench/app"
+	for c in "${CMDS[@]}"; do echo "$c"; done
+	echo '```'
+} >"$OUT.tmp"
+mv "$OUT.tmp" "$OUT"
+log "wrote $OUT"

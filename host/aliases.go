@@ -1,0 +1,228 @@
+package host
+
+import (
+	"crypto/sha256"
+	"crypto/subtle"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+	"github.com/labstack/echo/v4/middleware"
+	"golang.org/x/time/rate"
+)
+
+// BasicAuthEnv is the environment variable that gives the basic-auth alias
+// its credentials, "user:password" pairs separated by commas, in addition
+// to Config.BasicAuth.
+const BasicAuthEnv = "ZEALGO_BASIC_AUTH"
+
+// registerReadyAliases registers the aliases every application has; see
+// MiddlewareAlias for the list.
+func (a *App) registerReadyAliases() {
+	a.aliases["request-id"] = aliasRequestID
+	a.aliases["cors"] = aliasCORS
+	a.aliases["body-limit"] = aliasBodyLimit
+	a.aliases["rate-limit"] = aliasRateLimit
+	a.aliases["basic-auth"] = a.aliasBasicAuth
+	a.aliases["gzip"] = aliasGzip
+	a.aliases["timeout"] = aliasTimeout
+	a.aliases["secure-headers"] = aliasSecureHeaders
+}
+
+// aliasError is how a ready alias refuses its arguments; middleware
+// recovers it and reports it as an error.
+type aliasError struct{ msg string }
+
+func badAlias(format string, args ...any) { panic(&aliasError{fmt.Sprintf(format, args...)}) }
+
+func wantArgs(name string, args []string, min, max int) {
+	if len(args) < min || len(args) > max {
+		if min == max {
+			badAlias("%s takes %d argument(s), got %d", name, min, len(args))
+		}
+		badAlias("%s takes %d to %d arguments, got %d", name, min, max, len(args))
+	}
+}
+
+func aliasRequestID(args ...string) func(http.Handler) http.Handler {
+	wantArgs("request-id", args, 0, 1)
+	header := echo.HeaderXRequestID
+	if len(args) == 1 && args[0] != "" {
+		header = http.CanonicalHeaderKey(args[0])
+	}
+	mw := EchoMiddleware(middleware.RequestIDWithConfig(middleware.RequestIDConfig{TargetHeader: header}))
+	return func(next http.Handler) http.Handler {
+		inner := mw(next)
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			// Echo's middleware keeps an id the request brings; give it
+			// zealgo's, so that the log, the response and the request agree.
+			if id := requestID(r); id != "" && r.Header.Get(header) == "" {
+				r.Header.Set(header, id)
+			}
+			inner.ServeHTTP(w, r)
+		})
+	}
+}
+
+func aliasCORS(args ...string) func(http.Handler) http.Handler {
+	cfg := middleware.CORSConfig{AllowOrigins: []string{"*"}, MaxAge: 600}
+	if len(args) > 0 {
+		cfg.AllowOrigins = nil
+		for _, o := range args {
+			if o = strings.TrimSpace(o); o != "" {
+				cfg.AllowOrigins = append(cfg.AllowOrigins, o)
+			}
+		}
+		cfg.AllowCredentials = len(cfg.AllowOrigins) > 0 && cfg.AllowOrigins[0] != "*"
+	}
+	mw := EchoMiddleware(middleware.CORSWithConfig(cfg))
+	return func(next http.Handler) http.Handler {
+		cors := mw(next)
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			// An OPTIONS that is no CORS request keeps the dispatcher's
+			// answer with its Allow header.
+			if r.Method == http.MethodOptions && r.Header.Get("Origin") == "" {
+				next.ServeHTTP(w, r)
+				return
+			}
+			cors.ServeHTTP(w, r)
+		})
+	}
+}
+
+func aliasBodyLimit(args ...string) func(http.Handler) http.Handler {
+	wantArgs("body-limit", args, 1, 1)
+	mw := EchoMiddleware(middleware.BodyLimit(args[0])) // panics on a bad size
+	return func(next http.Handler) http.Handler {
+		return mw(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			r.Body = tooLargeBody{r.Body}
+			next.ServeHTTP(w, r)
+		}))
+	}
+}
+
+// tooLargeBody turns Echo's 413 read error into the one the input step
+// answers with 413 request_too_large.
+type tooLargeBody struct{ rc io.ReadCloser }
+
+func (b tooLargeBody) Read(p []byte) (int, error) {
+	n, err := b.rc.Read(p)
+	if he, ok := err.(*echo.HTTPError); ok && he.Code == http.StatusRequestEntityTooLarge {
+		err = fmt.Errorf("%w: %v", errTooLarge, he.Message)
+	}
+	return n, err
+}
+
+func (b tooLargeBody) Close() error { return b.rc.Close() }
+
+func aliasRateLimit(args ...string) func(http.Handler) http.Handler {
+	wantArgs("rate-limit", args, 1, 2)
+	per, err := strconv.ParseFloat(args[0], 64)
+	if err != nil || per <= 0 {
+		badAlias("rate-limit: %q is not a positive number of requests per second", args[0])
+	}
+	burst := 0
+	if len(args) == 2 {
+		if burst, err = strconv.Atoi(args[1]); err != nil || burst <= 0 {
+			badAlias("rate-limit: burst %q is not a positive whole number", args[1])
+		}
+	}
+	store := middleware.NewRateLimiterMemoryStoreWithConfig(middleware.RateLimiterMemoryStoreConfig{
+		Rate: rate.Limit(per), Burst: burst})
+	return EchoMiddleware(middleware.RateLimiterWithConfig(middleware.RateLimiterConfig{
+		Store: store,
+		DenyHandler: func(c echo.Context, _ string, _ error) error {
+			c.Response().Header().Set("Retry-After", "1")
+			return echo.NewHTTPError(http.StatusTooManyRequests,
+				fmt.Sprintf("more than %s requests per second from this address", args[0]))
+		},
+	}))
+}
+
+// aliasBasicAuth checks credentials against Config.BasicAuth and the
+// ZEALGO_BASIC_AUTH environment variable, read when the alias is
+// instantiated (at start-up for Use and When).
+func (a *App) aliasBasicAuth(args ...string) func(http.Handler) http.Handler {
+	wantArgs("basic-auth", args, 0, 1)
+	users := map[string][sha256.Size]byte{}
+	for u, p := range a.cfg.BasicAuth {
+		users[u] = sha256.Sum256([]byte(p))
+	}
+	for _, pair := range strings.Split(os.Getenv(BasicAuthEnv), ",") {
+		if u, p, ok := strings.Cut(strings.TrimSpace(pair), ":"); ok && u != "" {
+			users[u] = sha256.Sum256([]byte(p))
+		}
+	}
+	if len(users) == 0 {
+		badAlias("basic-auth has no credentials: set Config.BasicAuth (WithBasicAuth) or %s=user:password", BasicAuthEnv)
+	}
+	realm := "zealgo"
+	if len(args) == 1 && args[0] != "" {
+		realm = args[0]
+	}
+	return EchoMiddleware(middleware.BasicAuthWithConfig(middleware.BasicAuthConfig{
+		Realm: realm,
+		Validator: func(user, pass string, _ echo.Context) (bool, error) {
+			want, ok := users[user]
+			got := sha256.Sum256([]byte(pass))
+			return subtle.ConstantTimeCompare(want[:], got[:]) == 1 && ok, nil
+		},
+	}))
+}
+
+func aliasGzip(args ...string) func(http.Handler) http.Handler {
+	wantArgs("gzip", args, 0, 1)
+	cfg := middleware.GzipConfig{}
+	if len(args) == 1 {
+		l, err := strconv.Atoi(args[0])
+		if err != nil || l < -1 || l > 9 {
+			badAlias("gzip: level %q is not -1 to 9", args[0])
+		}
+		cfg.Level = l
+	}
+	return EchoMiddleware(middleware.GzipWithConfig(cfg))
+}
+
+// aliasTimeout is the standard library's http.TimeoutHandler: the
+// handler's response is held until it returns (streaming is not flushed
+// early), and after the duration the client gets 503 with the JSON
+// envelope. The request's context is done at the same moment.
+func aliasTimeout(args ...string) func(http.Handler) http.Handler {
+	wantArgs("timeout", args, 1, 1)
+	d, err := time.ParseDuration(args[0])
+	if err != nil || d <= 0 {
+		badAlias("timeout: %q is not a positive duration such as 5s", args[0])
+	}
+	body := fmt.Sprintf(`{"error":"service_unavailable","hint":"the handler did not answer within %s"}`, d)
+	return func(next http.Handler) http.Handler {
+		th := http.TimeoutHandler(next, d, body)
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			th.ServeHTTP(&timeoutJSON{ResponseWriter: w}, r)
+		})
+	}
+}
+
+// timeoutJSON labels http.TimeoutHandler's 503 body as JSON.
+type timeoutJSON struct{ http.ResponseWriter }
+
+func (w *timeoutJSON) WriteHeader(code int) {
+	if code == http.StatusServiceUnavailable && w.Header().Get("Content-Type") == "" {
+		w.Header().Set("Content-Type", "application/json")
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *timeoutJSON) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+func aliasSecureHeaders(args ...string) func(http.Handler) http.Handler {
+	wantArgs("secure-headers", args, 0, 0)
+	cfg := middleware.DefaultSecureConfig
+	cfg.HSTSMaxAge = 31536000
+	cfg.ReferrerPolicy = "strict-origin-when-cross-origin"
+	return EchoMiddleware(middleware.SecureWithConfig(cfg))
+}

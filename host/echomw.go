@@ -1,0 +1,73 @@
+package host
+
+import (
+	"errors"
+	"io"
+	"net/http"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+)
+
+// EchoMiddleware adapts an Echo middleware to the standard
+// func(http.Handler) http.Handler that Use, MiddlewareAlias factories and
+// handler files' middleware lists take:
+//
+//	app.Use(host.EchoMiddleware(middleware.Secure()))
+//
+// Each request gets an echo.Context of its own whose RealIP is the peer
+// address (X-Forwarded-For is not trusted). An error the Echo middleware
+// returns instead of calling next (an *echo.HTTPError such as 401, 413 or
+// 429) is answered with zealgo's JSON envelope {"error": ..., "hint": ...}.
+// Inside a zealgo application the context also carries the application's
+// session store, so that echo-contrib's session.Get works in the adapted
+// middleware and sees the same session as the handler.
+func EchoMiddleware(mw echo.MiddlewareFunc) func(http.Handler) http.Handler {
+	e := echo.New()
+	e.Logger.SetOutput(io.Discard)
+	e.IPExtractor = echo.ExtractIPDirect()
+	e.HTTPErrorHandler = func(err error, c echo.Context) { writeEchoError(c.Response(), err) }
+	return func(next http.Handler) http.Handler {
+		h := mw(func(c echo.Context) error {
+			next.ServeHTTP(c.Response(), c.Request())
+			return nil
+		})
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			c := e.NewContext(r, w)
+			run := h
+			if st := stateOf(r); st != nil && st.app != nil && st.app.sessions != nil {
+				run = st.app.sessions.contrib(h)
+			}
+			if err := run(c); err != nil {
+				writeEchoError(c.Response(), err)
+			}
+		})
+	}
+}
+
+// writeEchoError answers err, returned by an Echo middleware, with the
+// JSON envelope, unless a response has begun.
+func writeEchoError(res *echo.Response, err error) {
+	if res.Committed {
+		return
+	}
+	var he *echo.HTTPError
+	if !errors.As(err, &he) {
+		he = echo.NewHTTPError(http.StatusInternalServerError, "the request could not be handled")
+	}
+	code := strings.ReplaceAll(strings.ToLower(http.StatusText(he.Code)), " ", "_")
+	switch he.Code {
+	case http.StatusRequestEntityTooLarge:
+		code = CodeRequestEntityLarge
+	case http.StatusNotFound:
+		code = CodeNotFound
+	}
+	if code == "" {
+		code = "error"
+	}
+	msg, ok := he.Message.(string)
+	if !ok || msg == "" {
+		msg = strings.ToLower(http.StatusText(he.Code))
+	}
+	writeError(res, errorf(he.Code, code, "%s", msg))
+}

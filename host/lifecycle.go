@@ -1,0 +1,59 @@
+package host
+
+import (
+	"fmt"
+	"sync"
+)
+
+// lifecycle holds the hooks run when the application starts and closes.
+type lifecycle struct {
+	mu      sync.Mutex
+	onStart []func(*App) error
+	onStop  []func()
+}
+
+// OnStart registers f to run once when the application starts (the first
+// Handler, Serve or serve command), after the command-line flags are
+// applied and the root and data directories resolved, before the first
+// request: the place to open a database under Config().DataDir. An error
+// stops the start-up. Hooks run in registration order. The check and
+// routes commands do not start the application and run no hook.
+func (a *App) OnStart(f func(*App) error) {
+	a.mustConfigure()
+	a.lifecycle.mu.Lock()
+	defer a.lifecycle.mu.Unlock()
+	a.lifecycle.onStart = append(a.lifecycle.onStart, f)
+}
+
+// OnStop registers f to run once when the application closes (after a
+// graceful shutdown, or Close), in reverse registration order: the place
+// to close a database opened by OnStart.
+func (a *App) OnStop(f func()) {
+	a.mustConfigure()
+	a.lifecycle.mu.Lock()
+	defer a.lifecycle.mu.Unlock()
+	a.lifecycle.onStop = append(a.lifecycle.onStop, f)
+}
+
+func (l *lifecycle) start(a *App) error {
+	l.mu.Lock()
+	hooks := l.onStart
+	l.mu.Unlock()
+	for i, f := range hooks {
+		if err := f(a); err != nil {
+			return fmt.Errorf("zealgo: start-up hook %d: %w", i+1, err)
+		}
+	}
+	return nil
+}
+
+// stop runs the OnStop hooks, once.
+func (l *lifecycle) stop() {
+	l.mu.Lock()
+	hooks := l.onStop
+	l.onStop = nil
+	l.mu.Unlock()
+	for i := len(hooks) - 1; i >= 0; i-- {
+		hooks[i]()
+	}
+}

@@ -1,0 +1,68 @@
+package host_test
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/zealgo/zealgo/host"
+	"github.com/zealgo/zealgo/internal/testutil"
+	"github.com/zealgo/zealgo/symbols"
+)
+
+// TestLifecycleHooks: OnStart hooks run once, in order, at start-up with
+// the data directory resolved and before the first request; OnStop hooks
+// run once, in reverse order, on Close; a failing OnStart stops the
+// start-up; check does not start the application.
+func TestLifecycleHooks(t *testing.T) {
+	root := testutil.WriteTree(t, map[string]string{
+		"api/ping.go": "//go:build ignore\n\npackage main\n\nimport \"github.com/zealgo/zealgo/host\"\n\nvar ping = func(api *host.API) any { return \"pong\" }\n",
+	})
+	var events []string
+	app := host.New(host.WithRoot(root), host.WithLogOutput(&testutil.Buffer{}, 0))
+	app.Symbols(symbols.Symbols)
+	app.OnStart(func(a *host.App) error {
+		events = append(events, "start1 data="+filepath.Base(a.Config().DataDir))
+		return nil
+	})
+	app.OnStart(func(*host.App) error { events = append(events, "start2"); return nil })
+	app.OnStop(func() { events = append(events, "stop1") })
+	app.OnStop(func() { events = append(events, "stop2") })
+
+	var out, errOut strings.Builder
+	if code := app.Run(context.Background(), []string{"check"}, &out, &errOut); code != 0 || len(events) != 0 {
+		t.Fatalf("check: exit %d, hooks %v: %s", code, events, errOut.String())
+	}
+	h, err := app.Handler()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := app.Handler(); err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	resp, err := http.Get(srv.URL + "/api/ping")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	events = append(events, "request")
+	app.Close()
+	app.Close()
+	want := "start1 data=data,start2,request,stop2,stop1"
+	if got := strings.Join(events, ","); got != want {
+		t.Errorf("events %s, want %s", got, want)
+	}
+
+	failing := host.New(host.WithRoot(root), host.WithLogOutput(&testutil.Buffer{}, 0))
+	boom := errors.New("no database")
+	failing.OnStart(func(*host.App) error { return boom })
+	if _, err := failing.Handler(); !errors.Is(err, boom) {
+		t.Errorf("a failing OnStart: %v, want it wrapped", err)
+	}
+}

@@ -1,0 +1,196 @@
+package host_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/zealgo/zealgo/host"
+	"github.com/zealgo/zealgo/internal/testutil"
+	"github.com/zealgo/zealgo/symbols"
+)
+
+// TestTaskShutdown stops a serving application while tasks run: it waits
+// for them within Config.ShutdownTimeout, reports those cut short, and
+// leaves no worker process behind.
+func TestTaskShutdown(t *testing.T) {
+	tests := []struct {
+		name    string
+		timeout time.Duration
+		release bool // let the task finish during the shutdown
+		kind    error
+	}{
+		{"running tasks finish", 20 * time.Second, true, nil},
+		{"deadline cuts them short", 300 * time.Millisecond, false, host.ErrTaskShutdown},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			root := testutil.WriteTree(t, map[string]string{"task/block.go": taskBlock})
+			sink := newTaskSink()
+			app := host.New(host.WithRoot(root), host.WithLogOutput(io.Discard, 0), host.WithTaskWorkers(2),
+				host.WithConfig(func(c *host.Config) { c.WorkerCommand = testWorkerCommand; c.ShutdownTimeout = tt.timeout }))
+			app.Symbols(symbols.Symbols)
+			app.OnTaskFinish(sink.finish)
+			ln, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			served := make(chan error, 1)
+			go func() { served <- app.Serve(ctx, ln) }()
+			var pids []int
+			testutil.WaitFor(t, 15*time.Second, "the workers", func() bool { pids = app.Server().TaskWorkerPIDs(); return len(pids) == 2 })
+			dir := t.TempDir()
+			var ids []int64
+			for i := 0; i < 3; i++ {
+				id, err := app.Server().Task(host.Task{Handler: "/task/block", Args: []any{dir, i}})
+				if err != nil {
+					t.Fatal(err)
+				}
+				ids = append(ids, id)
+			}
+			waitStarted(t, dir, 3)
+			cancel()
+			if tt.release {
+				// The shutdown has begun when new tasks are refused.
+				testutil.WaitFor(t, 10*time.Second, "dispatch to be refused", func() bool {
+					_, err := app.Server().Task(host.Task{Handler: "/task/block", Args: []any{dir, 9}})
+					return errors.Is(err, host.ErrTasksStopped)
+				})
+				if n := sink.count(); n != 0 {
+					t.Fatalf("%d tasks reported before they were released", n)
+				}
+				os.WriteFile(filepath.Join(dir, "release"), nil, 0o644)
+			}
+			select {
+			case err := <-served:
+				if err != nil {
+					t.Fatal(err)
+				}
+			case <-time.After(30 * time.Second):
+				t.Fatal("Serve did not return")
+			}
+			for _, id := range ids {
+				f, ok := sink.lookup(id)
+				switch {
+				case !ok:
+					t.Errorf("task %d has no finish after Serve returned", id)
+				case tt.kind == nil && (f.err != nil || f.result != "released"):
+					t.Errorf("task %d: %v %v; want it released", id, f.result, f.err)
+				case tt.kind != nil && !errors.Is(f.err, tt.kind):
+					t.Errorf("task %d: %v %v; want %v", id, f.result, f.err, tt.kind)
+				}
+			}
+			for _, pid := range pids {
+				if !processGone(pid) {
+					t.Errorf("worker %d still exists after Serve returned", pid)
+				}
+			}
+			if _, err := app.Server().Task(host.Task{Handler: "/task/block"}); !errors.Is(err, host.ErrTasksStopped) {
+				t.Errorf("Task after shutdown: %v", err)
+			}
+		})
+	}
+}
+
+// TestTaskWorkerStartFails: a worker command that does not speak the
+// protocol keeps the application from starting, with the reason.
+func TestTaskWorkerStartFails(t *testing.T) {
+	tests := []struct {
+		name string
+		cmd  func() *exec.Cmd
+		msg  string
+	}{
+		{"exits", func() *exec.Cmd { return exec.Command("false") }, "exit status 1"},
+		{"speaks garbage", func() *exec.Cmd { return exec.Command("sh", "-c", "echo 'hello there'; cat >/dev/null") }, "taskproto"},
+		{"missing", func() *exec.Cmd { return exec.Command("/nonexistent/zealgo-worker") }, "no such file"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			app := host.New(host.WithRoot(t.TempDir()), host.WithLogOutput(io.Discard, 0), host.WithTaskWorkers(1),
+				host.WithConfig(func(c *host.Config) { c.WorkerCommand = tt.cmd }))
+			_, err := app.Handler()
+			defer app.Close()
+			if err == nil || !strings.Contains(err.Error(), "task worker 0") || !strings.Contains(err.Error(), tt.msg) {
+				t.Fatalf("Handler: %v; want a task worker start error with %q", err, tt.msg)
+			}
+		})
+	}
+}
+
+// TestTaskSample dispatches the repository's task/report.go from its
+// handler api/tasks/report.go.
+func TestTaskSample(t *testing.T) {
+	ta := newTaskApp(t, nil, 1, true, host.WithRoot(".."), host.WithDataDir(t.TempDir()))
+	post := func(body string) (int, map[string]any) {
+		resp, err := http.Post(ta.srv.URL+"/api/tasks/report", "application/json", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var m map[string]any
+		if err := json.NewDecoder(resp.Body).Decode(&m); err != nil {
+			t.Fatal(err)
+		}
+		return resp.StatusCode, m
+	}
+	code, m := post(`{"title":"q3","values":[3,1,2]}`)
+	id, _ := m["task_id"].(float64)
+	if code != 202 || id == 0 {
+		t.Fatalf("POST: %d %v", code, m)
+	}
+	f := ta.sink.wait(t, int64(id))
+	r, _ := f.result.(map[string]any)
+	if f.err != nil || r["title"] != "q3" || r["count"] != 3.0 || r["sum"] != 6.0 || r["mean"] != 2.0 || r["min"] != 1.0 || r["max"] != 3.0 {
+		t.Fatalf("report: %v %v", f.result, f.err)
+	}
+	// A value that is no number is a task error, not a crash.
+	code, m = post(`{"title":"bad","values":[1,"two"]}`)
+	if f := ta.sink.wait(t, int64(m["task_id"].(float64))); code != 202 || !errors.Is(f.err, host.ErrTaskArgs) {
+		t.Fatalf("bad values: %d %v %v", code, f.result, f.err)
+	}
+	if code, m = post(`{"title":""}`); code != 400 || m["error"] != "invalid_request" {
+		t.Fatalf("empty: %d %v", code, m)
+	}
+}
+
+// TestTaskCheck: zealgo check reports task files that hold no usable task
+// func, with their position.
+func TestTaskCheck(t *testing.T) {
+	root := testutil.WriteTree(t, map[string]string{
+		"task/ok.go":     taskFile("ok", "", "func() {}"),
+		"task/notf.go":   "//go:build ignore\n\npackage main\n\nvar notf = 3\n",
+		"task/none.go":   "//go:build ignore\n\npackage main\n\nvar other = 3\n",
+		"task/three.go":  taskFile("three", "", "func() (int, int, int) { return 1, 2, 3 }"),
+		"task/second.go": taskFile("second", "", "func() (int, string) { return 1, \"\" }"),
+	})
+	app := host.New(host.WithRoot(root), host.WithLogOutput(io.Discard, 0))
+	app.Symbols(symbols.Symbols)
+	problems, n, err := app.Check()
+	if err != nil || n != 5 {
+		t.Fatalf("Check: %d files, %v", n, err)
+	}
+	got := strings.Join(problems, "\n")
+	for _, want := range []string{
+		"task/notf.go:5:5: notf must be a func, not int",
+		"task/none.go: a task file must declare var none = func(args...) any",
+		"task/three.go:6:5: three returns 3 results",
+		"task/second.go:6:5: second: the second result must be error, not string",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("missing %q in:\n%s", want, got)
+		}
+	}
+	if len(problems) != 4 {
+		t.Errorf("%d problems, want 4:\n%s", len(problems), got)
+	}
+}

@@ -1,0 +1,18 @@
+//go:build !unix
+
+package host
+
+import (
+	"os"
+	"syscall"
+)
+
+// workerSysProcAttr returns the default process attributes.
+func workerSysProcAttr() *syscall.SysProcAttr { return nil }
+
+// killWorker kills a task worker by its pid.
+func killWorker(p *os.Process) {
+	if p != nil {
+		_ = p.Kill()
+	}
+}

@@ -1,0 +1,626 @@
+package host_test
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/zealgo/zealgo/host"
+	"github.com/zealgo/zealgo/internal/testutil"
+)
+
+// taskFinish is one call of the finish callback.
+type taskFinish struct {
+	id     int64
+	result any
+	err    error
+}
+
+// taskSink records the finish callbacks of an application.
+type taskSink struct {
+	mu    sync.Mutex
+	got   map[int64]taskFinish
+	calls int
+}
+
+func newTaskSink() *taskSink { return &taskSink{got: map[int64]taskFinish{}} }
+
+func (s *taskSink) finish(id int64, result any, err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.got[id] = taskFinish{id, result, err}
+	s.calls++
+}
+
+func (s *taskSink) count() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.calls
+}
+
+func (s *taskSink) lookup(id int64) (taskFinish, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	f, ok := s.got[id]
+	return f, ok
+}
+
+// wait returns the finish of task id, failing the test if it does not
+// come within a few seconds.
+func (s *taskSink) wait(t *testing.T, id int64) taskFinish {
+	t.Helper()
+	var f taskFinish
+	testutil.WaitFor(t, 15*time.Second, fmt.Sprintf("the finish of task %d", id), func() bool {
+		var ok bool
+		f, ok = s.lookup(id)
+		return ok
+	})
+	return f
+}
+
+// taskApp is a served application with task workers that are this test
+// binary started in the worker role.
+type taskApp struct {
+	*testApp
+	sink *taskSink
+}
+
+func newTaskApp(t *testing.T, files map[string]string, workers int, coroutine bool, opts ...host.Option) *taskApp {
+	t.Helper()
+	sink := newTaskSink()
+	opts = append([]host.Option{host.WithTaskWorkers(workers), host.WithTaskCoroutine(coroutine),
+		host.WithConfig(func(c *host.Config) { c.WorkerCommand = testWorkerCommand })}, opts...)
+	ta := newTestAppWith(t, files, func(a *host.App) { a.OnTaskFinish(sink.finish) }, opts...)
+	if n := len(ta.app.Server().TaskWorkerPIDs()); n != workers {
+		t.Fatalf("%d task workers running, want %d", n, workers)
+	}
+	return &taskApp{ta, sink}
+}
+
+// run dispatches a task and waits for its finish.
+func (ta *taskApp) run(t *testing.T, handler string, args ...any) taskFinish {
+	t.Helper()
+	id, err := ta.app.Server().Task(host.Task{Handler: handler, Args: args})
+	if err != nil {
+		t.Fatalf("Task(%s): %v", handler, err)
+	}
+	return ta.sink.wait(t, id)
+}
+
+// pidOf runs task/pid.go and returns the pid of the worker that ran it.
+func (ta *taskApp) pidOf(t *testing.T) int {
+	t.Helper()
+	f := ta.run(t, "/task/pid")
+	n, ok := f.result.(float64)
+	if f.err != nil || !ok {
+		t.Fatalf("task/pid: %v %v", f.result, f.err)
+	}
+	return int(n)
+}
+
+func taskFile(name, imports, body string) string {
+	if imports != "" {
+		imports = "import (\n" + imports + "\n)\n"
+	}
+	return "//go:build ignore\n\npackage main\n\n" + imports + "\nvar " + name + " = " + body + "\n"
+}
+
+var taskPid = taskFile("pid", `"os"`, `func() any { return os.Getpid() }`)
+
+// processGone reports whether pid no longer exists (it was reaped).
+func processGone(pid int) bool {
+	return errors.Is(syscall.Kill(pid, 0), syscall.ESRCH)
+}
+
+func toJSON(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// TestTaskDispatchFinish runs tasks in real worker processes and checks
+// what reaches the finish callback: results converted from and to JSON,
+// and task errors for everything that goes wrong inside a task.
+func TestTaskDispatchFinish(t *testing.T) {
+	ta := newTaskApp(t, map[string]string{
+		"task/pid.go": taskPid,
+		"task/add.go": taskFile("add", "", `func(a, b int) any { return map[string]any{"sum": a + b} }`),
+		"task/greet.go": taskFile("greet", `"errors"
+	"strings"`, `func(name string, times int, tags ...string) (string, error) {
+	if times < 0 {
+		return "", errors.New("times must not be negative")
+	}
+	return strings.Repeat("hi "+name+" ", times) + strings.Join(tags, ","), nil
+}`),
+		"task/stats.go": taskFile("stats", "", `func(weights map[string]int, xs []float64, opt struct{ Scale float64 }) any {
+	total := 0.0
+	for _, x := range xs {
+		total += x * opt.Scale
+	}
+	n := 0
+	for _, w := range weights {
+		n += w
+	}
+	return []any{total, n}
+}`),
+		"task/withctx.go": taskFile("withctx", `"context"
+	"github.com/zealgo/zealgo/host"`, `func(ctx context.Context, n int, app *host.App) any {
+	return map[string]any{"n": n, "ctx": ctx != nil && ctx.Err() == nil, "app": app != nil}
+}`),
+		"task/nothing.go": taskFile("nothing", "", `func() {}`),
+		"task/fan.go": taskFile("fan", `"time"`, `func(n int) any {
+	ch := make(chan int)
+	for i := 0; i < n; i++ {
+		go func(k int) {
+			time.Sleep(time.Millisecond)
+			ch <- k * k
+		}(i)
+	}
+	sum := 0
+	for i := 0; i < n; i++ {
+		sum += <-ch
+	}
+	return sum
+}`),
+		"task/fetch.go": taskFile("fetch", `"io"
+	"net/http"`, `func(url string) (any, error) {
+	resp, err := http.Get(url)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	return map[string]any{"status": resp.StatusCode, "body": string(b)}, err
+}`),
+		"api/hello.go":   "//go:build ignore\n\npackage main\n\nvar hello = func() any { return map[string]any{\"hello\": \"world\"} }\n",
+		"task/fail.go":   taskFile("fail", `"errors"`, `func(msg string) error { return errors.New(msg) }`),
+		"task/unenc.go":  taskFile("unenc", "", `func() any { return make(chan int) }`),
+		"task/broken.go": taskFile("broken", "", `func() any { return undefinedThing }`),
+		"task/novar.go":  "//go:build ignore\n\npackage main\n\nvar other = 1\n",
+		"task/many.go":   taskFile("many", "", `func() (int, int, int) { return 1, 2, 3 }`),
+		"api/dispatch.go": `//go:build ignore
+
+package main
+
+import "github.com/zealgo/zealgo/host"
+
+var dispatch = func(api *host.API) any {
+	args, _ := api.Input["args"].([]any)
+	id, err := api.App().Server().Task(host.Task{Handler: api.String("task"), Args: args})
+	if err != nil {
+		return map[string]any{"error": err.Error()}
+	}
+	return map[string]any{"id": id}
+}
+`,
+	}, 2, true)
+
+	tests := []struct {
+		name    string
+		handler string
+		args    []any
+		want    string // the result as JSON
+		kind    error  // or the kind of TaskError
+		msg     string // in the error
+	}{
+		{"ints", "/task/add", []any{2, 40}, `{"sum":42}`, nil, ""},
+		{"whole floats to ints", "/task/add", []any{2.0, 3.0}, `{"sum":5}`, nil, ""},
+		{"variadic and (T, error)", "/task/greet", []any{"ann", 2, "a", "b"}, `"hi ann hi ann a,b"`, nil, ""},
+		{"variadic empty", "/task/greet", []any{"bo", 1}, `"hi bo "`, nil, ""},
+		{"maps, slices, structs", "/task/stats", []any{map[string]int{"a": 1, "b": 2}, []float64{1, 2.5}, map[string]any{"Scale": 2}}, `[7,3]`, nil, ""},
+		{"injected context and app", "/task/withctx", []any{7}, `{"app":true,"ctx":true,"n":7}`, nil, ""},
+		{"no result", "/task/nothing", nil, `null`, nil, ""},
+		{"goroutines, channels, timers", "/task/fan", []any{10}, `285`, nil, ""},
+		{"network I/O", "/task/fetch", []any{"http://127.0.0.1:1/unreachable"}, "", host.ErrTaskFailed, "connection refused"},
+		{"returned error", "/task/greet", []any{"x", -1}, "", host.ErrTaskFailed, "times must not be negative"},
+		{"error result", "/task/fail", []any{"disk full"}, "", host.ErrTaskFailed, "disk full"},
+		{"fraction for an int", "/task/add", []any{1.5, 2}, "", host.ErrTaskArgs, "argument 1: cannot use JSON number 1.5 as int"},
+		{"string for an int", "/task/add", []any{"2", 2}, "", host.ErrTaskArgs, "argument 1: cannot use JSON string as int"},
+		{"too few arguments", "/task/add", []any{1}, "", host.ErrTaskArgs, "add takes 2 argument(s), got 1"},
+		{"too many arguments", "/task/add", []any{1, 2, 3}, "", host.ErrTaskArgs, "add takes 2 argument(s), got 3"},
+		{"too few for variadic", "/task/greet", []any{"x"}, "", host.ErrTaskArgs, "greet takes at least 2 argument(s), got 1"},
+		{"bad variadic element", "/task/greet", []any{"x", 1, 5}, "", host.ErrTaskArgs, "argument 3: cannot use JSON number as string"},
+		{"unencodable result", "/task/unenc", nil, "", host.ErrTaskResult, "JSON cannot encode"},
+		{"compile error", "/task/broken", nil, "", host.ErrTaskLoad, "task/broken.go:"},
+		{"no task func", "/task/novar", nil, "", host.ErrTaskLoad, "must declare var novar"},
+		{"bad results", "/task/many", nil, "", host.ErrTaskLoad, "returns 3 results"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := ta.run(t, tt.handler, tt.args...)
+			if tt.kind == nil {
+				if f.err != nil {
+					t.Fatalf("error %v", f.err)
+				}
+				if got := toJSON(t, f.result); got != tt.want {
+					t.Fatalf("result %s, want %s", got, tt.want)
+				}
+				return
+			}
+			var te *host.TaskError
+			if !errors.Is(f.err, tt.kind) || !errors.As(f.err, &te) {
+				t.Fatalf("error %v (result %v), want a TaskError of kind %v", f.err, f.result, tt.kind)
+			}
+			if te.ID != f.id || te.Handler != tt.handler || !strings.Contains(f.err.Error(), tt.msg) {
+				t.Fatalf("error %q (id %d, handler %s), want one about %q", f.err, te.ID, te.Handler, tt.msg)
+			}
+			if f.result != nil {
+				t.Fatalf("a failed task has the result %v", f.result)
+			}
+		})
+	}
+
+	// I/O: the task asks this server for a page.
+	if f := ta.run(t, "/task/fetch", ta.srv.URL+"/api/hello"); f.err != nil || toJSON(t, f.result) != `{"body":"{\"hello\":\"world\"}","status":200}` {
+		t.Fatalf("fetch: %v %v", f.result, f.err)
+	}
+
+	// From a handler, as an application dispatches.
+	resp, err := http.Post(ta.srv.URL+"/api/dispatch", "application/json", strings.NewReader(`{"task":"/task/add","args":[20,22]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var body struct {
+		ID    int64
+		Error string
+	}
+	err = json.NewDecoder(resp.Body).Decode(&body)
+	resp.Body.Close()
+	if err != nil || body.ID == 0 {
+		t.Fatalf("dispatch from a handler: %+v %v", body, err)
+	}
+	if f := ta.sink.wait(t, body.ID); f.err != nil || toJSON(t, f.result) != `{"sum":42}` {
+		t.Fatalf("task dispatched by a handler: %v %v", f.result, f.err)
+	}
+	// Both workers served: least-loaded dispatch takes turns.
+	pids := map[int]bool{}
+	for i := 0; i < 4; i++ {
+		pids[ta.pidOf(t)] = true
+	}
+	for _, pid := range ta.app.Server().TaskWorkerPIDs() {
+		if !pids[pid] {
+			t.Errorf("worker %d ran none of 4 tasks dispatched one after another (ran: %v)", pid, pids)
+		}
+	}
+}
+
+// TestTaskRefused checks what Server.Task refuses at once: an id of 0, an
+// error, and nothing reaches the finish callback.
+func TestTaskRefused(t *testing.T) {
+	ta := newTaskApp(t, map[string]string{"task/pid.go": taskPid}, 1, true)
+	tests := []struct {
+		name    string
+		handler string
+		args    []any
+		msg     string
+		is      error
+	}{
+		{"outside task/", "/api/users", nil, "want /task/<name>", nil},
+		{"no leading slash", "task/pid", nil, "want /task/<name>", nil},
+		{"dot dot", "/task/../api/users", nil, "want /task/<name>", nil},
+		{"nested", "/task/a/b", nil, "want /task/<name>", nil},
+		{"empty name", "/task/", nil, "want /task/<name>", nil},
+		{"with .go", "/task/pid.go", nil, "want /task/<name>", nil},
+		{"encoded slash", "/task/a%2Fb", nil, "want /task/<name>", nil},
+		{"no such file", "/task/nope", nil, "there is no file task/nope.go", fs.ErrNotExist},
+		{"func argument", "/task/pid", []any{func() {}}, "arguments must be JSON-encodable", nil},
+		{"channel argument", "/task/pid", []any{make(chan int)}, "arguments must be JSON-encodable", nil},
+		{"too large", "/task/pid", []any{strings.Repeat("x", 65<<20)}, "the bound is", nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			id, err := ta.app.Server().Task(host.Task{Handler: tt.handler, Args: tt.args})
+			if err == nil || id != 0 || !strings.Contains(err.Error(), tt.msg) || !strings.HasPrefix(err.Error(), "zealgo: ") {
+				t.Fatalf("Task = %d, %v; want 0 and an error about %q", id, err, tt.msg)
+			}
+			if tt.is != nil && !errors.Is(err, tt.is) {
+				t.Fatalf("error %v is not %v", err, tt.is)
+			}
+		})
+	}
+	// A task after them finishes, and it is the only callback.
+	ta.pidOf(t)
+	if n := ta.sink.count(); n != 1 {
+		t.Fatalf("%d finish callbacks, want 1", n)
+	}
+}
+
+// TestTaskNoWorkers: with TaskWorkerNum 0, dispatch returns
+// ErrNoTaskWorkers and nothing else happens: no worker starts, no callback
+// runs, whatever the task.
+func TestTaskNoWorkers(t *testing.T) {
+	var started atomic.Int64
+	sink := newTaskSink()
+	ta := newTestAppWith(t, map[string]string{
+		"task/pid.go": taskPid,
+		"api/go.go": `//go:build ignore
+
+package main
+
+import (
+	"errors"
+
+	"github.com/zealgo/zealgo/host"
+)
+
+var get = func(api *host.API) any {
+	id, err := api.App().Server().Task(host.Task{Handler: "/task/pid"})
+	return map[string]any{"id": id, "no_workers": errors.Is(err, host.ErrNoTaskWorkers)}
+}
+`,
+	}, func(a *host.App) { a.OnTaskFinish(sink.finish) }, host.WithConfig(func(c *host.Config) {
+		c.WorkerCommand = func() *exec.Cmd { started.Add(1); return testWorkerCommand() }
+	}))
+	resp, err := http.Get(ta.srv.URL + "/api/go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || string(body) != `{"id":0,"no_workers":true}` {
+		t.Fatalf("handler: %d %s", resp.StatusCode, body)
+	}
+	for _, h := range []string{"/task/pid", "/task/nope", "/not/a/task"} {
+		if id, err := ta.app.Server().Task(host.Task{Handler: h, Args: []any{1}}); id != 0 || err != host.ErrNoTaskWorkers {
+			t.Errorf("Task(%s) = %d, %v; want 0, ErrNoTaskWorkers", h, id, err)
+		}
+	}
+	ta.app.Close() // runs any pending callback
+	if n := started.Load(); n != 0 {
+		t.Errorf("%d worker processes started", n)
+	}
+	if pids := ta.app.Server().TaskWorkerPIDs(); len(pids) != 0 {
+		t.Errorf("workers %v", pids)
+	}
+	if n := sink.count(); n != 0 {
+		t.Errorf("%d finish callbacks", n)
+	}
+}
+
+// taskOverlap marks itself started and running in dir, then waits (up to
+// waitMs) for want tasks to have started, and reports whether they did
+// while it ran and the most tasks it saw running at once.
+var taskOverlap = taskFile("overlap", `"fmt"
+	"os"
+	"path/filepath"
+	"time"`, `func(dir string, id int, want int, waitMs int) any {
+	run := filepath.Join(dir, "running", fmt.Sprint(id))
+	if err := os.WriteFile(run, nil, 0o644); err != nil {
+		panic(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "started", fmt.Sprint(id)), nil, 0o644); err != nil {
+		panic(err)
+	}
+	running, passed := 0, false
+	deadline := time.Now().Add(time.Duration(waitMs) * time.Millisecond)
+	for {
+		started, _ := os.ReadDir(filepath.Join(dir, "started"))
+		now, _ := os.ReadDir(filepath.Join(dir, "running"))
+		if len(now) > running {
+			running = len(now)
+		}
+		if len(started) >= want {
+			passed = true
+			break
+		}
+		if time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	os.Remove(run)
+	return map[string]any{"passed": passed, "running": running, "pid": os.Getpid()}
+}`)
+
+// TestTaskCoroutine checks that one worker runs many tasks at once in
+// coroutine mode, and one at a time without it. In coroutine mode every
+// task waits until all have started, which only overlapping tasks can
+// do; in serial mode no task ever sees another one running.
+func TestTaskCoroutine(t *testing.T) {
+	tests := []struct {
+		name        string
+		coroutine   bool
+		waitMs      int  // how long a task waits for the others to start
+		wantPassed  bool // every task saw all start while it ran
+		wantRunning int  // the most tasks seen running at once, over all tasks
+	}{
+		{"coroutine: all at once", true, 15000, true, 4},
+		{"serial: one at a time", false, 150, false, 1},
+	}
+	const n = 4
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ta := newTaskApp(t, map[string]string{"task/overlap.go": taskOverlap}, 1, tt.coroutine)
+			dir := t.TempDir()
+			for _, d := range []string{"running", "started"} {
+				if err := os.Mkdir(filepath.Join(dir, d), 0o755); err != nil {
+					t.Fatal(err)
+				}
+			}
+			start := time.Now()
+			ids := make([]int64, n)
+			for i := range ids {
+				id, err := ta.app.Server().Task(host.Task{Handler: "/task/overlap", Args: []any{dir, i, n, tt.waitMs}})
+				if err != nil {
+					t.Fatal(err)
+				}
+				ids[i] = id
+			}
+			pids := map[float64]bool{}
+			most, allPassed := 0.0, true
+			for _, id := range ids {
+				f := ta.sink.wait(t, id)
+				m, _ := f.result.(map[string]any)
+				if f.err != nil || m == nil {
+					t.Fatalf("task %d: %v %v", id, f.result, f.err)
+				}
+				if tt.coroutine && m["passed"] != true {
+					t.Errorf("task %d finished before all %d tasks started: %v", id, n, m)
+				}
+				allPassed = allPassed && m["passed"] == true
+				most = max(most, m["running"].(float64))
+				pids[m["pid"].(float64)] = true
+			}
+			if most != float64(tt.wantRunning) || allPassed != tt.wantPassed {
+				t.Fatalf("at most %v tasks seen running at once, all saw every task start: %v; want %d, %v",
+					most, allPassed, tt.wantRunning, tt.wantPassed)
+			}
+			if len(pids) != 1 {
+				t.Fatalf("tasks ran in %d processes, want the one worker", len(pids))
+			}
+			t.Logf("%d tasks, coroutine %v: %v", n, tt.coroutine, time.Since(start))
+		})
+	}
+}
+
+// TestTaskPanic: a panicking task reports ErrTaskPanicked with the panic
+// value, and the same worker process serves the next task.
+func TestTaskPanic(t *testing.T) {
+	for _, coroutine := range []bool{true, false} {
+		t.Run(fmt.Sprintf("coroutine=%v", coroutine), func(t *testing.T) {
+			ta := newTaskApp(t, map[string]string{
+				"task/pid.go":  taskPid,
+				"task/boom.go": taskFile("boom", "", `func(what string) any { var m map[string]int; if what == "nil map" { m["x"] = 1 }; panic("boom: " + what) }`),
+			}, 1, coroutine)
+			before := ta.pidOf(t)
+			for _, what := range []string{"a string", "nil map"} {
+				f := ta.run(t, "/task/boom", what)
+				want := "panic: boom: a string"
+				if what == "nil map" {
+					want = "assignment to entry in nil map"
+				}
+				if !errors.Is(f.err, host.ErrTaskPanicked) || !strings.Contains(f.err.Error(), want) {
+					t.Fatalf("panic (%s): %v, want ErrTaskPanicked with %q", what, f.err, want)
+				}
+			}
+			if after := ta.pidOf(t); after != before {
+				t.Fatalf("worker changed from pid %d to %d after a panic", before, after)
+			}
+			if !strings.Contains(ta.logs.String(), "task panic") {
+				t.Errorf("the panic is not in the server log:\n%s", ta.logs)
+			}
+		})
+	}
+}
+
+// taskBlock marks itself started in dir and waits for dir/release.
+var taskBlock = taskFile("block", `"fmt"
+	"os"
+	"path/filepath"
+	"time"`, `func(dir string, id int) any {
+	os.WriteFile(filepath.Join(dir, fmt.Sprintf("started-%d", id)), nil, 0o644)
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "release")); err == nil {
+			return "released"
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}`)
+
+// waitStarted waits until the block tasks 0..n-1 have started.
+func waitStarted(t *testing.T, dir string, n int) {
+	t.Helper()
+	testutil.WaitFor(t, 15*time.Second, "the tasks to start", func() bool {
+		for i := 0; i < n; i++ {
+			if _, err := os.Stat(filepath.Join(dir, fmt.Sprintf("started-%d", i))); err != nil {
+				return false
+			}
+		}
+		return true
+	})
+}
+
+// TestTaskWorkerKilled kills a worker with SIGKILL while it runs two
+// tasks: both reach the finish callback as failed, the worker is reaped
+// and replaced, and the new one serves the next task.
+func TestTaskWorkerKilled(t *testing.T) {
+	ta := newTaskApp(t, map[string]string{"task/pid.go": taskPid, "task/block.go": taskBlock}, 1, true)
+	old := ta.pidOf(t)
+	dir := t.TempDir()
+	var ids []int64
+	for i := 0; i < 2; i++ {
+		id, err := ta.app.Server().Task(host.Task{Handler: "/task/block", Args: []any{dir, i}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, id)
+	}
+	waitStarted(t, dir, 2)
+	if err := syscall.Kill(old, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range ids {
+		f := ta.sink.wait(t, id)
+		if !errors.Is(f.err, host.ErrWorkerExited) || !strings.Contains(f.err.Error(), fmt.Sprintf("pid %d", old)) ||
+			!strings.Contains(f.err.Error(), "killed") {
+			t.Fatalf("task %d on the killed worker: %v %v; want ErrWorkerExited naming pid %d and the signal", id, f.result, f.err, old)
+		}
+	}
+	testutil.WaitFor(t, 15*time.Second, "a new worker", func() bool {
+		pids := ta.app.Server().TaskWorkerPIDs()
+		return len(pids) == 1 && pids[0] != old
+	})
+	if !processGone(old) {
+		t.Errorf("the killed worker %d was not reaped", old)
+	}
+	if now := ta.pidOf(t); now == old || now != ta.app.Server().TaskWorkerPIDs()[0] {
+		t.Fatalf("next task ran in pid %d; old %d, workers %v", now, old, ta.app.Server().TaskWorkerPIDs())
+	}
+	if !strings.Contains(ta.logs.String(), "task worker exited; restarting it") {
+		t.Errorf("no restart in the log:\n%s", ta.logs)
+	}
+}
+
+// TestTaskReload edits a task file between two dispatches: once the
+// worker has reloaded it, the next dispatch runs the new code, in the same
+// worker process.
+func TestTaskReload(t *testing.T) {
+	version := func(v int) string {
+		return taskFile("ver", `"os"`, fmt.Sprintf(`func() any { return map[string]any{"v": %d, "pid": os.Getpid()} }`, v))
+	}
+	ta := newTaskApp(t, map[string]string{"task/ver.go": version(1)}, 1, true)
+	first := ta.run(t, "/task/ver")
+	if m, _ := first.result.(map[string]any); first.err != nil || m["v"] != 1.0 {
+		t.Fatalf("before the edit: %v %v", first.result, first.err)
+	}
+	if err := os.WriteFile(filepath.Join(ta.root, "task/ver.go"), []byte(version(2)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// The worker logs the reload; its log reaches the server's.
+	testutil.WaitFor(t, 10*time.Second, "the worker to reload task/ver.go", func() bool {
+		return strings.Contains(ta.logs.String(), "msg=reloaded file=task/ver.go")
+	})
+	second := ta.run(t, "/task/ver")
+	m, _ := second.result.(map[string]any)
+	if second.err != nil || m["v"] != 2.0 {
+		t.Fatalf("after the edit: %v %v", second.result, second.err)
+	}
+	if m["pid"] != first.result.(map[string]any)["pid"] {
+		t.Fatalf("the worker was restarted (pid %v, then %v): a reload needs no restart", first.result, m["pid"])
+	}
+	// A broken edit is a load error for the next task, not a dead worker.
+	if err := os.WriteFile(filepath.Join(ta.root, "task/ver.go"), []byte(taskFile("ver", "", "func() any { return nope }")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	testutil.WaitFor(t, 10*time.Second, "the reload to fail", func() bool {
+		return strings.Contains(ta.logs.String(), "msg=\"reload failed\" file=task/ver.go")
+	})
+	if f := ta.run(t, "/task/ver"); !errors.Is(f.err, host.ErrTaskLoad) || !strings.Contains(f.err.Error(), "task/ver.go:") {
+		t.Fatalf("broken file: %v %v", f.result, f.err)
+	}
+}

@@ -1,0 +1,62 @@
+package interp_test
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"sync/atomic"
+	"testing"
+
+	"github.com/zealgo/zealgo/interp"
+)
+
+// TestMidSaveEmptyFile checks that a working file caught empty by a rebuild
+// (an editor's save truncates, then writes) keeps its value until a second
+// look, and that a file left empty gets its build error after all.
+func TestMidSaveEmptyFile(t *testing.T) {
+	var builds atomic.Int64
+	build := func(path string) (string, error) {
+		defer builds.Add(1)
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return "", err
+		}
+		if len(b) == 0 {
+			return "", errors.New("empty file")
+		}
+		return string(b), nil
+	}
+	c, err := interp.NewCache(build, interp.CacheOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	path := filepath.Join(t.TempDir(), "f.go")
+	if err := os.WriteFile(path, []byte("one"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if v, err := c.Get(path); err != nil || v != "one" {
+		t.Fatalf("get: %q %v", v, err)
+	}
+	n := builds.Load()
+	if err := os.Truncate(path, 0); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the rebuild of the empty file", func() bool { return builds.Load() > n })
+	if v, err := c.Get(path); err != nil || v != "one" {
+		t.Fatalf("right after the empty rebuild: %q %v, want the working value", v, err)
+	}
+	n = builds.Load()
+	eventually(t, "the second look", func() bool { return builds.Load() > n })
+	eventually(t, "the error of a file left empty", func() bool {
+		_, err := c.Get(path)
+		return err != nil && err.Error() == "empty file"
+	})
+	if err := os.WriteFile(path, []byte("two"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the new content", func() bool {
+		v, err := c.Get(path)
+		return err == nil && v == "two"
+	})
+}

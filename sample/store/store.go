@@ -1,0 +1,178 @@
+// Package store is the accounts and notes store of zealgo's sample
+// application: SQLite through GORM and github.com/glebarez/sqlite (pure Go,
+// no cgo), one file in WAL mode. Handler files reach it as an injected
+// parameter, s *store.Store, once the application has called
+// app.Provide(s) and registered the package's symbols (package storesym).
+package store
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/glebarez/sqlite"
+	"golang.org/x/crypto/bcrypt"
+	"gorm.io/gorm"
+	"gorm.io/gorm/logger"
+)
+
+// FileName is the name of the database file inside the data directory.
+const FileName = "zealgo.db"
+
+// BusyTimeout is how long a statement waits for another connection's
+// write lock before it fails.
+const BusyTimeout = 5 * time.Second
+
+// ErrNotOpen is returned by a Store that has not been opened, or has been
+// closed.
+var ErrNotOpen = errors.New("zealgo: store: the database is not open")
+
+// Store holds the sample application's accounts and notes. Its zero value
+// (or New) is ready to be opened; every method is safe for concurrent use.
+type Store struct {
+	mu    sync.RWMutex
+	db    *gorm.DB
+	path  string
+	dummy []byte // a bcrypt hash that Login verifies when the user is unknown
+	// compare verifies a password against a hash: bcrypt, or a counting
+	// stand-in in the package's tests.
+	compare func(hash, password []byte) error
+}
+
+// New returns a store that is not open yet: the application provides it
+// to handler files before it starts and opens it at start-up, once the
+// data directory is known.
+func New() *Store { return &Store{compare: bcrypt.CompareHashAndPassword} }
+
+// Open returns a store opened on the SQLite file at path.
+func Open(path string) (*Store, error) {
+	s := New()
+	if err := s.Open(path); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// Open opens (creating it if needed) the SQLite database at path, with WAL
+// journaling, a busy timeout and foreign keys on every connection, and
+// migrates the users and notes tables.
+func (s *Store) Open(path string) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o750); err != nil {
+		return fmt.Errorf("zealgo: store: %w", err)
+	}
+	// Created here so that only its owner can read the password hashes;
+	// SQLite gives the -wal and -shm files the same mode.
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return fmt.Errorf("zealgo: store: %w", err)
+	}
+	_ = f.Close()
+	q := url.Values{}
+	q.Add("_pragma", "journal_mode(WAL)")
+	q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", BusyTimeout.Milliseconds()))
+	q.Add("_pragma", "foreign_keys(1)")
+	q.Add("_pragma", "synchronous(FULL)")
+	q.Set("_txlock", "immediate")
+	dsn := "file:" + filepath.ToSlash(path) + "?" + q.Encode()
+	db, err := gorm.Open(sqlite.Open(dsn), &gorm.Config{
+		TranslateError:         true,
+		SkipDefaultTransaction: true,
+		Logger:                 logger.Default.LogMode(logger.Silent),
+		NowFunc:                func() time.Time { return time.Now().UTC() },
+	})
+	if err != nil {
+		return fmt.Errorf("zealgo: store: open %s: %w", path, err)
+	}
+	if err := migrate(db); err != nil {
+		closeDB(db)
+		return fmt.Errorf("zealgo: store: migrate %s: %w", path, err)
+	}
+	dummy, err := dummyHash()
+	if err != nil {
+		closeDB(db)
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.db != nil {
+		closeDB(db)
+		return fmt.Errorf("zealgo: store: already open on %s", s.path)
+	}
+	s.db, s.path, s.dummy = db, path, dummy
+	return nil
+}
+
+// migrate creates or updates the tables.
+func migrate(db *gorm.DB) error {
+	return db.AutoMigrate(&User{}, &Note{})
+}
+
+// dummyHash hashes a random password, at the same cost as real accounts.
+func dummyHash() ([]byte, error) {
+	var b [16]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return nil, fmt.Errorf("zealgo: store: %w", err)
+	}
+	h, err := bcrypt.GenerateFromPassword([]byte(hex.EncodeToString(b[:])), bcrypt.DefaultCost)
+	if err != nil {
+		return nil, fmt.Errorf("zealgo: store: %w", err)
+	}
+	return h, nil
+}
+
+// Path returns the path of the database file, or "" when not open.
+func (s *Store) Path() string {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.path
+}
+
+// DB returns the GORM handle, or nil when the store is not open.
+func (s *Store) DB() *gorm.DB {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.db
+}
+
+// conn returns the handle bound to ctx, or ErrNotOpen.
+func (s *Store) conn(ctx context.Context) (*gorm.DB, error) {
+	db := s.DB()
+	if db == nil {
+		return nil, ErrNotOpen
+	}
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	return db.WithContext(ctx), nil
+}
+
+// Close checkpoints and closes the database. Closing a store that is not
+// open does nothing.
+func (s *Store) Close() error {
+	s.mu.Lock()
+	db := s.db
+	s.db, s.path = nil, ""
+	s.mu.Unlock()
+	if db == nil {
+		return nil
+	}
+	return closeDB(db)
+}
+
+func closeDB(db *gorm.DB) error {
+	sqlDB, err := db.DB()
+	if err != nil {
+		return fmt.Errorf("zealgo: store: %w", err)
+	}
+	if err := sqlDB.Close(); err != nil {
+		return fmt.Errorf("zealgo: store: close: %w", err)
+	}
+	return nil
+}
