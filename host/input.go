@@ -74,7 +74,7 @@ func parseInput(r *http.Request, query url.Values, limit int64) (*parsedInput, *
 			p.post = url.Values(r.MultipartForm.Value)
 		}
 		r.Body = nopBody(body)
-	case mt == "application/json" || strings.HasSuffix(mt, "+json"):
+	case isJSONType(mt):
 		dec := json.NewDecoder(bytes.NewReader(body))
 		dec.UseNumber()
 		var v any

@@ -2,27 +2,23 @@ package host_test
 
 import (
 	"context"
-	"os"
 	"testing"
 	"time"
 
 	"github.com/chromedp/chromedp"
 
 	"github.com/zealgo/zealgo/host"
+	"github.com/zealgo/zealgo/internal/testutil"
 )
 
 // chromiumPath is Debian's browser, installed by .ci/run.
-const chromiumPath = "/usr/bin/chromium"
-
 // TestPublicBrowser loads the repository's sample pages in a real headless
 // Chromium: the home page renders its template and the browser applies
 // /css/style.css (a stylesheet sent with the wrong Content-Type under
 // nosniff would be refused), /about/ lands on /about, and a missing page
 // shows the HTML 404 page.
 func TestPublicBrowser(t *testing.T) {
-	if _, err := os.Stat(chromiumPath); err != nil {
-		t.Skipf("skipping the browser test: %s is not installed", chromiumPath)
-	}
+	chromiumPath := testutil.NeedProgram(t, "chromium", "apt-get install chromium")
 	ta := newTestApp(t, nil, host.WithRoot(".."), host.WithDataDir(t.TempDir()))
 	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(),
 		chromedp.ExecPath(chromiumPath), chromedp.UserDataDir(t.TempDir()), chromedp.Headless, chromedp.NoSandbox,

@@ -2,7 +2,9 @@ package host
 
 import (
 	"bytes"
+	"encoding/json"
 	"io"
+	"mime"
 	"net/http"
 	"net/url"
 	"strings"
@@ -27,6 +29,37 @@ func (r *Request) Method() string { return r.Parent.Method }
 
 // Body returns the raw request body. It can be read any number of times.
 func (r *Request) Body() []byte { return r.body }
+
+// Field returns the body field name as the client sent it: a form field
+// (url-encoded or multipart) or a string member of a JSON object body,
+// neither trimmed nor stripped of tags, unlike API.Input. Use it for
+// passwords and for text the user typed that must be kept as written
+// (escape it when you render it). It never reads the query string, so that
+// credentials do not travel in URLs; it returns "" when the field is absent.
+func (r *Request) Field(name string) string {
+	if v, ok := r.Post[name]; ok && len(v) > 0 {
+		return v[0]
+	}
+	if len(r.body) == 0 || !isJSONType(r.Header.Get("Content-Type")) {
+		return ""
+	}
+	var obj map[string]json.RawMessage
+	if json.Unmarshal(r.body, &obj) != nil {
+		return ""
+	}
+	var s string
+	if json.Unmarshal(obj[name], &s) != nil {
+		return ""
+	}
+	return s
+}
+
+// isJSONType reports whether contentType is application/json or a
+// +json media type.
+func isJSONType(contentType string) bool {
+	mt, _, _ := mime.ParseMediaType(contentType)
+	return mt == "application/json" || strings.HasSuffix(mt, "+json")
+}
 
 // Cookie returns the value of the named cookie, or "" if there is none.
 func (r *Request) Cookie(name string) string {

@@ -21,10 +21,7 @@ import (
 // directory, stops it by PID when the test ends, and returns its address.
 func startRedis(t *testing.T) string {
 	t.Helper()
-	bin, err := exec.LookPath("redis-server")
-	if err != nil {
-		t.Skip("redis-server is not installed (apt-get install redis-server; .ci/run installs it): skipping the Redis session store test")
-	}
+	bin := testutil.NeedProgram(t, "redis-server", "apt-get install redis-server")
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

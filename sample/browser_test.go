@@ -9,19 +9,17 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+
+	"github.com/zealgo/zealgo/internal/testutil"
 )
 
 // chromium is Debian's browser, installed by .ci/run.
-const chromium = "/usr/bin/chromium"
-
 // TestSampleBrowser drives a real headless Chromium through the pages, with
 // no JavaScript of the application's: register through the form, land on
 // the notes page, add a note, log out, log in again and see the note; a
 // wrong password shows the auth-error paragraph.
 func TestSampleBrowser(t *testing.T) {
-	if _, err := os.Stat(chromium); err != nil {
-		t.Skipf("skipping the browser test: %s is not installed (apt-get install chromium)", chromium)
-	}
+	chromium := testutil.NeedProgram(t, "chromium", "apt-get install chromium")
 	srv := newSampleServer(t)
 	opts := []chromedp.ExecAllocatorOption{
 		chromedp.ExecPath(chromium),

@@ -13,9 +13,9 @@ func TestSamplePages(t *testing.T) {
 	anon := srv.client(t)
 	user := srv.client(t)
 	user.register("pageuser", "password1")
-	note := user.addNote(`<i>Tom & "Jerry"</i>`, "line one\nline two")
-	// The input step strips tags; the rest must be escaped on the page.
-	if note["title"] != `Tom & "Jerry"` {
+	note := user.addNote(`  <i>Tom & "Jerry"</i>`, "line one\nline <b>two</b>  ")
+	// A note is kept as typed, tags and spaces included, and escaped on the page.
+	if note["title"] != `  <i>Tom & "Jerry"</i>` || note["body"] != "line one\nline <b>two</b>  " {
 		t.Fatalf("stored title %q", note["title"])
 	}
 	id := jsonNumber(note["id"])
@@ -38,17 +38,17 @@ func TestSamplePages(t *testing.T) {
 		{"notes page, logged out", anon, "/learn/notes", http.StatusSeeOther, "/learn/", nil, nil},
 		{"notes page", user, "/learn/notes", 200, "", []string{
 			`<strong id="who">pageuser</strong>`,
-			`<h3 class="note-title">Tom &amp; &#34;Jerry&#34;</h3>`,
-			"line one\nline two",
+			`<h3 class="note-title">  &lt;i&gt;Tom &amp; &#34;Jerry&#34;&lt;/i&gt;</h3>`,
+			"line one\nline &lt;b&gt;two&lt;/b&gt;",
 			`<form id="add-note" class="learn-form" method="post" action="/api/learn/notes">`,
 			`<input type="hidden" name="_method" value="DELETE"><input type="hidden" name="id" value="` + id + `">`,
 			`href="/learn/notes?edit=` + id + `#note-` + id + `"`,
 			`action="/api/learn/logout"`,
-		}, []string{"<i>", `name="_method" value="PUT"`, `class="note-error"`}},
+		}, []string{"<i>", "<b>", `name="_method" value="PUT"`, `class="note-error"`}},
 		{"notes page, editing", user, "/learn/notes?edit=" + id, 200, "", []string{
 			`<input type="hidden" name="_method" value="PUT">`,
-			`value="Tom &amp; &#34;Jerry&#34;"`,
-			">line one\nline two</textarea>",
+			`value="  &lt;i&gt;Tom &amp; &#34;Jerry&#34;&lt;/i&gt;"`,
+			">line one\nline &lt;b&gt;two&lt;/b&gt;  </textarea>",
 		}, nil},
 		{"notes page, known error", user, "/learn/notes?error=invalid_title", 200, "", []string{
 			`<p class="note-error" role="alert">A note needs a title of 1 to 200 characters.</p>`,

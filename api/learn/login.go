@@ -18,8 +18,8 @@ import (
 // wrong username and a wrong password get the same 401, after the same
 // work (a bcrypt verification either way).
 var post = func(api *host.API, s *store.Store) any {
-	username := store.Field(api.Req, "username")
-	password := store.Field(api.Req, "password")
+	username := api.Req.Field("username")
+	password := api.Req.Field("password")
 	if username == "" || password == "" {
 		return authError(api, http.StatusUnprocessableEntity, "invalid_credentials", "Enter your username and your password.")
 	}

@@ -62,7 +62,7 @@ var post = func(api *host.API, s *store.Store) any {
 	if u == nil {
 		return failure(api, host.NewError(http.StatusUnauthorized, "auth_required", "log in first: POST /api/learn/login"))
 	}
-	title, body := api.String("title"), api.String("body")
+	title, body := api.Req.Field("title"), api.Req.Field("body")
 	if v := store.ValidateNote(title, body); v != nil {
 		return failure(api, host.NewError(http.StatusUnprocessableEntity, v.Code, v.Message))
 	}
@@ -91,7 +91,7 @@ func update(api *host.API, s *store.Store) any {
 	if e != nil {
 		return failure(api, e)
 	}
-	title, body := api.String("title"), api.String("body")
+	title, body := api.Req.Field("title"), api.Req.Field("body")
 	if v := store.ValidateNote(title, body); v != nil {
 		return failure(api, host.NewError(http.StatusUnprocessableEntity, v.Code, v.Message))
 	}

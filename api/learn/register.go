@@ -18,8 +18,8 @@ import (
 // "username"} instead. A taken username is 409, a broken rule 422: an
 // auth-error paragraph for a browser, {"error","hint"} for a JSON client.
 var post = func(api *host.API, s *store.Store) any {
-	username := store.Field(api.Req, "username")
-	password := store.Field(api.Req, "password")
+	username := api.Req.Field("username")
+	password := api.Req.Field("password")
 	if v := store.ValidateCredentials(username, password); v != nil {
 		return authError(api, http.StatusUnprocessableEntity, v.Code, v.Message)
 	}

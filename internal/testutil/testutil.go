@@ -6,6 +6,7 @@ package testutil
 import (
 	"bytes"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -61,4 +62,22 @@ func WaitFor(t testing.TB, within time.Duration, what string, f func() bool) {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
+}
+
+// NeedProgram returns the path of the program name (a path, or a name
+// looked up in PATH). When it is missing the test is skipped with how to
+// install it, except under CI (the environment variable CI is set), where
+// .ci/run installs it and a missing program fails the test: a skipped
+// browser or Redis test must not pass for a green run.
+func NeedProgram(t testing.TB, name, install string) string {
+	t.Helper()
+	p, err := exec.LookPath(name)
+	if err == nil {
+		return p
+	}
+	if os.Getenv("CI") != "" {
+		t.Fatalf("%s is not installed (%s); CI must install it", name, install)
+	}
+	t.Skipf("skipping: %s is not installed (%s)", name, install)
+	return ""
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -39,7 +40,7 @@ func (Note) TableName() string { return "notes" }
 // ValidateNote checks a note: a title of 1–200 characters, a body of at
 // most 10,000. It returns the broken rule, or nil.
 func ValidateNote(title, body string) *ValidationError {
-	if n := utf8.RuneCountInString(title); n < 1 || n > TitleMax {
+	if n := utf8.RuneCountInString(title); n < 1 || n > TitleMax || strings.TrimSpace(title) == "" {
 		return &ValidationError{Field: "title", Code: "invalid_title",
 			Message: fmt.Sprintf("The title must be 1 to %d characters.", TitleMax)}
 	}

@@ -18,7 +18,6 @@ func init() {
 		"ErrNotOpen":          reflect.ValueOf(&store.ErrNotOpen).Elem(),
 		"ErrNoteNotFound":     reflect.ValueOf(&store.ErrNoteNotFound).Elem(),
 		"ErrUsernameTaken":    reflect.ValueOf(&store.ErrUsernameTaken).Elem(),
-		"Field":               reflect.ValueOf(store.Field),
 		"FileName":            reflect.ValueOf(constant.MakeFromLiteral("\"zealgo.db\"", token.STRING, 0)),
 		"New":                 reflect.ValueOf(store.New),
 		"Open":                reflect.ValueOf(store.Open),
