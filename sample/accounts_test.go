@@ -223,8 +223,8 @@ func TestSampleLogin(t *testing.T) {
 		{"form username case matters", "ALICE", "password-a", false, http.StatusUnauthorized},
 		{"json wrong password", "alice", "nope-nope", true, http.StatusUnauthorized},
 		{"json unknown user", "nobody", "password-a", true, http.StatusUnauthorized},
-		{"form missing password", "alice", "", false, http.StatusUnprocessableEntity},
-		{"json missing username", "", "password-a", true, http.StatusUnprocessableEntity},
+		{"form missing password", "alice", "", false, http.StatusUnauthorized},
+		{"json missing username", "", "password-a", true, http.StatusUnauthorized},
 	}
 	var wrongBodies []string
 	for _, tt := range tests {

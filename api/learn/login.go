@@ -20,11 +20,8 @@ import (
 var post = func(api *host.API, s *store.Store) any {
 	username := api.Req.Field("username")
 	password := api.Req.Field("password")
-	if username == "" || password == "" {
-		return authError(api, http.StatusUnprocessableEntity, "invalid_credentials", "Enter your username and your password.")
-	}
 	id, err := s.CheckLogin(api.Context(), username, password)
-	if errors.Is(err, store.ErrBadCredentials) {
+	if errors.Is(err, store.ErrBadCredentials) { // also an empty username or password
 		return authError(api, http.StatusUnauthorized, "invalid_credentials", "Wrong username or password.")
 	}
 	if err != nil {
