@@ -236,6 +236,10 @@ func (a *App) loadError(err error, url string) *Error {
 // as missing.
 func (a *App) compile(dir, path string) (*interp.Program, string, error) {
 	real, err := filepath.EvalSymlinks(path)
+	if interp.IsNotFound(err) {
+		// e.g. api/mod/f/x where api/mod/f is a file: no handler, not a failure.
+		return nil, "", fmt.Errorf("zealgo: %s: %w", path, fs.ErrNotExist)
+	}
 	if err != nil {
 		return nil, "", err
 	}

@@ -216,7 +216,10 @@ func (c *Cache[T]) watchDir(dir string) {
 		return
 	}
 	if err := c.watcher.Add(dir); err != nil {
-		if c.opts.OnError != nil {
+		// A directory that does not exist holds no file to build: the
+		// build says so, and a request for a missing path is no error
+		// worth a log line.
+		if !IsNotFound(err) && c.opts.OnError != nil {
 			c.opts.OnError(err)
 		}
 		return

@@ -1,11 +1,14 @@
 package interp
 
 import (
+	"errors"
 	"fmt"
 	"go/ast"
 	"go/token"
+	"io/fs"
 	"strconv"
 	"strings"
+	"syscall"
 )
 
 // Error is a file that does not compile: where, and why.
@@ -274,4 +277,12 @@ func declared(f *ast.File, name string) bool {
 func at(fset *token.FileSet, path string, pos token.Pos, msg string) *Error {
 	p := fset.Position(pos)
 	return &Error{File: path, Line: p.Line, Col: p.Column, Msg: msg}
+}
+
+// IsNotFound reports whether err means that a path names no file: it does
+// not exist, one of its parents is a regular file (ENOTDIR), or a segment
+// is longer than the file system allows (ENAMETOOLONG). A request for such
+// a path is a 404, not a server error.
+func IsNotFound(err error) bool {
+	return errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) || errors.Is(err, syscall.ENAMETOOLONG)
 }
