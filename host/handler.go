@@ -232,6 +232,12 @@ func (a *App) analyze(prog *interp.Program, rel string) (*handlerFile, error) {
 			a.Logger().Warn(fmt.Sprintf("%s: %s serves every method, so %s are unreachable",
 				rel, base, strings.Join(methods, ", ")), "file", rel)
 		}
+	} else if isVerb(base) {
+		// A file named after a verb is always mode 1 (spec routing rule 7):
+		// its other method funcs never serve.
+		return nil, errorf(http.StatusNotFound, CodeHandlerNotFound,
+			"%s is named after a method, so it must declare var %s = func(api *host.API) any { ... }, which serves every method",
+			rel, base)
 	} else {
 		f.by = map[string]*handlerFunc{}
 		for _, m := range methodVars {
@@ -279,6 +285,16 @@ func (a *App) analyze(prog *interp.Program, rel string) (*handlerFile, error) {
 		}
 	}
 	return f, nil
+}
+
+// isVerb reports whether name is one of the method variables of mode 2.
+func isVerb(name string) bool {
+	for _, m := range methodVars {
+		if m == name {
+			return true
+		}
+	}
+	return false
 }
 
 // sortedKeys returns the keys of m in order.
