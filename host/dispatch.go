@@ -259,7 +259,10 @@ func (a *App) compile(dir, path string) (*interp.Program, string, error) {
 	}
 	rel := a.rel(path)
 	out := &logWriter{log: a.log, file: rel}
-	prog, err := interp.CompileSource(rel, src, interp.Options{Symbols: a.symbols, Stdout: out, Stderr: out})
+	prog, err := interp.CompileSource(rel, src, interp.Options{Symbols: a.symbols, Stdout: out, Stderr: out,
+		GoPanic: func(v any, stack []byte) {
+			a.log.Error("panic in a goroutine", "file", rel, "panic", interp.DescribePanic(v), "stack", string(stack))
+		}})
 	if err != nil {
 		var ce *interp.Error
 		if errors.As(err, &ce) && strings.Contains(ce.Msg, "unable to find source related to: \""+typeAPI.Elem().PkgPath()) {

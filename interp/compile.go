@@ -38,6 +38,11 @@ type Options struct {
 	// Stdout and Stderr receive what interpreted code prints, and the
 	// interpreter's own panic reports. They default to io.Discard.
 	Stdout, Stderr io.Writer
+	// GoPanic receives what a goroutine started by interpreted code
+	// panicked with, and its stack: such a panic is recovered (see
+	// goguard.go) instead of ending the process. By default it is written
+	// to Stderr.
+	GoPanic func(value any, stack []byte)
 }
 
 // Program is one compiled file: its interpreter, its syntax tree and the
@@ -143,6 +148,18 @@ func CompileSource(path string, src []byte, opts Options) (prog *Program, err er
 		if err := i.Use(s); err != nil {
 			return nil, fmt.Errorf("interp: symbols: %w", err)
 		}
+	}
+	if guarded, ok := guardGoroutines(fset, file, src); ok {
+		report := opts.GoPanic
+		if report == nil {
+			report = func(v any, stack []byte) {
+				fmt.Fprintf(stderr, "%s: panic in a goroutine: %s\n%s", path, describePanic(v), stack)
+			}
+		}
+		if err := i.Use(guardSymbols(report)); err != nil {
+			return nil, fmt.Errorf("interp: goroutine guard: %w", err)
+		}
+		src = guarded
 	}
 	if _, err := i.Eval(string(src)); err != nil {
 		return nil, fromEvalError(path, file, fset, err)

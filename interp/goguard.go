@@ -1,0 +1,156 @@
+package interp
+
+import (
+	"bytes"
+	"fmt"
+	"go/ast"
+	"go/token"
+	"reflect"
+	"runtime/debug"
+	"sort"
+)
+
+// Goroutines started by interpreted code run outside any recover of the
+// host: a panic in one would end the whole server. Before a file is
+// evaluated, each go statement is rewritten so that a panic in the
+// goroutine is recovered and reported (Options.GoPanic) instead:
+//
+//	go func(x int) { ... }(v)  ->  go func(x int) { defer func() { __zealgo_rt.Recovered(recover()) }(); ... }(v)
+//	go f(a, b)                 ->  __zealgo_rt.Go(f, a, b)
+//
+// The first form keeps everything as written. In the second, the arguments
+// are evaluated where the go statement stood, as Go requires, and the
+// compiled Go starts the goroutine that calls f with them inside a
+// recover. (It is a plain call, not "go __zealgo_rt.Go(...)": Yaegi hands a
+// compiled func started with go references to loop variables, not their
+// values at the statement.) Each rewrite stays on the line it replaces,
+// so that line numbers in errors hold (columns after it on that line
+// shift). A go statement calling a builtin, or spreading a slice into a
+// variadic call (f(xs...)), is left as written.
+
+// guardPath is the import path of the per-interpreter package the
+// rewritten statements call; guardName is the name they import it as.
+const (
+	guardPath = "github.com/zealgo/zealgo/interp/rt"
+	guardName = "__zealgo_rt"
+)
+
+// edit replaces src[off:end] with text.
+type edit struct {
+	off, end int
+	text     string
+}
+
+// guardGoroutines returns src with every go statement of f rewritten to
+// recover its panics, and whether it changed anything.
+func guardGoroutines(fset *token.FileSet, f *ast.File, src []byte) ([]byte, bool) {
+	tf := fset.File(f.Package)
+	if tf == nil {
+		return src, false
+	}
+	off := func(p token.Pos) int { return tf.Offset(p) }
+	var edits []edit
+	ast.Inspect(f, func(n ast.Node) bool {
+		g, ok := n.(*ast.GoStmt)
+		if !ok {
+			return true
+		}
+		call := g.Call
+		switch fun := call.Fun.(type) {
+		case *ast.FuncLit:
+			at := off(fun.Body.Lbrace) + 1
+			edits = append(edits, edit{at, at, " defer func() { " + guardName + ".Recovered(recover()) }();"})
+			return true
+		case *ast.Ident:
+			if builtins[fun.Name] && !declared(f, fun.Name) {
+				return true
+			}
+		}
+		if call.Ellipsis.IsValid() {
+			return true
+		}
+		lp := off(call.Lparen)
+		sep := ""
+		if len(call.Args) > 0 {
+			sep = ", "
+		}
+		edits = append(edits,
+			edit{off(g.Go), off(g.Go) + len("go"), ""},
+			edit{off(call.Fun.Pos()), off(call.Fun.Pos()), guardName + ".Go("},
+			edit{lp, lp + 1, sep})
+		return true
+	})
+	if len(edits) == 0 {
+		return src, false
+	}
+	// The import goes on the package clause's line: package main; import ...
+	name := off(f.Name.End())
+	edits = append(edits, edit{name, name, "; import " + guardName + " " + fmt.Sprintf("%q", guardPath)})
+	sort.SliceStable(edits, func(i, j int) bool { return edits[i].off < edits[j].off })
+	var b bytes.Buffer
+	last := 0
+	for _, e := range edits {
+		b.Write(src[last:e.off])
+		b.WriteString(e.text)
+		last = e.end
+	}
+	b.Write(src[last:])
+	return b.Bytes(), true
+}
+
+// builtins are the predeclared funcs a go statement may call; they cannot
+// be passed as values.
+var builtins = map[string]bool{
+	"append": true, "cap": true, "clear": true, "close": true, "complex": true, "copy": true,
+	"delete": true, "imag": true, "len": true, "make": true, "max": true, "min": true, "new": true,
+	"panic": true, "print": true, "println": true, "real": true, "recover": true,
+}
+
+// guardSymbols returns the package the rewritten go statements of one
+// interpreter call; report receives what a goroutine panicked with and
+// its stack.
+func guardSymbols(report func(value any, stack []byte)) Exports {
+	recovered := func(p any) {
+		if p != nil {
+			report(p, debug.Stack())
+		}
+	}
+	goCall := func(fn any, args ...any) {
+		go func() {
+			defer func() { recovered(recover()) }()
+			callDynamic(fn, args)
+		}()
+	}
+	return Exports{guardPath + "/rt": {
+		"Recovered": reflect.ValueOf(recovered),
+		"Go":        reflect.ValueOf(goCall),
+	}}
+}
+
+// callDynamic calls fn with args, converting each to the parameter type
+// where Go would have (an untyped constant passed as any arrives with its
+// default type: 1 is an int even for an int64 parameter; nil arrives as an
+// invalid value).
+func callDynamic(fn any, args []any) {
+	fv := reflect.ValueOf(fn)
+	ft := fv.Type()
+	in := make([]reflect.Value, len(args))
+	for i, a := range args {
+		var pt reflect.Type
+		switch {
+		case ft.IsVariadic() && i >= ft.NumIn()-1:
+			pt = ft.In(ft.NumIn() - 1).Elem()
+		default:
+			pt = ft.In(i)
+		}
+		v := reflect.ValueOf(a)
+		switch {
+		case !v.IsValid():
+			v = reflect.Zero(pt)
+		case v.Type() != pt && !v.Type().AssignableTo(pt) && v.Type().ConvertibleTo(pt):
+			v = v.Convert(pt)
+		}
+		in[i] = v
+	}
+	fv.Call(in)
+}
