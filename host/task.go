@@ -1,6 +1,7 @@
 package host
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -36,7 +37,10 @@ var (
 	// ErrWorkerExited: the worker process running the task died (it is
 	// restarted), or none could be started.
 	ErrWorkerExited = errors.New("zealgo: task worker exited")
-	// ErrTaskShutdown: the server shut down before the task finished.
+	// ErrTaskShutdown: the server shut down before the task finished:
+	// the task had not started, or it was still running when the grace
+	// that follows the cancelling of its context at the shutdown deadline
+	// ran out.
 	ErrTaskShutdown = errors.New("zealgo: task cut short by shutdown")
 )
 
@@ -90,7 +94,9 @@ type TaskBackend interface {
 	Dispatch(job TaskJob) error
 	// Shutdown stops accepting tasks, waits for the accepted ones until
 	// ctx is done, reports those left as failed with ErrTaskShutdown and
-	// stops everything it started.
+	// stops everything it started. At the deadline it may first cancel
+	// the running tasks' contexts and give them a short grace to return,
+	// as the local worker pool does.
 	Shutdown(ctx context.Context) error
 }
 
@@ -277,13 +283,15 @@ func (q *finishQueue) wait(ctx context.Context) {
 	}
 }
 
-// call decodes the result and runs the application's callback, or logs.
+// call decodes the result (decodeResult: integers arrive as int64) and
+// runs the application's callback, or logs the result as the task's JSON.
 func (q *finishQueue) call(o TaskOutcome) {
 	a := q.a
 	var result any
 	err := o.Err
 	if err == nil && len(o.Result) > 0 {
-		if jerr := json.Unmarshal(o.Result, &result); jerr != nil {
+		var jerr error
+		if result, jerr = decodeResult(o.Result); jerr != nil {
 			err = &TaskError{ID: o.ID, Handler: o.Handler, Kind: ErrTaskResult, Msg: jerr.Error()}
 		}
 	}
@@ -305,4 +313,42 @@ func (q *finishQueue) call(o TaskOutcome) {
 		res = res[:1024] + "…"
 	}
 	a.Logger().Info("task finished", "id", o.ID, "task", o.Handler, "result", res)
+}
+
+// decodeResult decodes a task's JSON result for the finish callback:
+// objects become map[string]any, arrays []any, strings and booleans
+// themselves, and a number int64 when JSON writes it as an integer that
+// fits (so that large integers such as 1<<60 keep every digit), float64
+// otherwise. A float64 result with a whole value, such as 2.0, which JSON
+// writes as 2, thus arrives as int64 too.
+func decodeResult(raw json.RawMessage) (any, error) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, err
+	}
+	return resultNumbers(v), nil
+}
+
+// resultNumbers replaces each json.Number in v with an int64 or a
+// float64.
+func resultNumbers(v any) any {
+	switch x := v.(type) {
+	case json.Number:
+		if i, err := x.Int64(); err == nil {
+			return i
+		}
+		f, _ := x.Float64() // out of range: ±Inf, which JSON never writes
+		return f
+	case map[string]any:
+		for k, e := range x {
+			x[k] = resultNumbers(e)
+		}
+	case []any:
+		for i, e := range x {
+			x[i] = resultNumbers(e)
+		}
+	}
+	return v
 }

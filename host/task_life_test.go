@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -11,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -150,7 +152,7 @@ func TestTaskSample(t *testing.T) {
 	}
 	f := ta.sink.wait(t, int64(id))
 	r, _ := f.result.(map[string]any)
-	if f.err != nil || r["title"] != "q3" || r["count"] != 3.0 || r["sum"] != 6.0 || r["mean"] != 2.0 || r["min"] != 1.0 || r["max"] != 3.0 {
+	if f.err != nil || r["title"] != "q3" || r["count"] != int64(3) || r["sum"] != int64(6) || r["mean"] != int64(2) || r["min"] != int64(1) || r["max"] != int64(3) {
 		t.Fatalf("report: %v %v", f.result, f.err)
 	}
 	// A value that is no number is a task error, not a crash.
@@ -192,5 +194,165 @@ func TestTaskCheck(t *testing.T) {
 	}
 	if len(problems) != 4 {
 		t.Errorf("%d problems, want 4:\n%s", len(problems), got)
+	}
+}
+
+// TestTaskShutdownCancels: at the shutdown deadline the running tasks'
+// contexts are cancelled and they get a short grace to return: a task
+// that watches its context reaches the finish callback with what it
+// returns, or its error; one that ignores it is cut short.
+func TestTaskShutdownCancels(t *testing.T) {
+	for _, coroutine := range []bool{true, false} {
+		t.Run(fmt.Sprintf("coroutine=%v", coroutine), func(t *testing.T) {
+			root := testutil.WriteTree(t, map[string]string{
+				"task/block.go": taskBlock,
+				"task/watch.go": taskFile("watch", `"context"
+	"fmt"
+	"os"
+	"path/filepath"`, `func(ctx context.Context, dir string, id int, fail bool) (string, error) {
+	os.WriteFile(filepath.Join(dir, fmt.Sprintf("started-%d", id)), nil, 0o644)
+	<-ctx.Done()
+	if fail {
+		return "", fmt.Errorf("stopped early: %w", ctx.Err())
+	}
+	return "cancelled", nil
+}`),
+			})
+			sink := newTaskSink()
+			workers := 1
+			if !coroutine {
+				workers = 3 // one task each
+			}
+			app := host.New(host.WithRoot(root), host.WithLogOutput(io.Discard, 0), host.WithTaskWorkers(workers), host.WithTaskCoroutine(coroutine),
+				host.WithConfig(func(c *host.Config) { c.WorkerCommand = testWorkerCommand; c.ShutdownTimeout = 300 * time.Millisecond }))
+			app.Symbols(symbols.Symbols)
+			app.OnTaskFinish(sink.finish)
+			ln, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			served := make(chan error, 1)
+			go func() { served <- app.Serve(ctx, ln) }()
+			var pids []int
+			testutil.WaitFor(t, 15*time.Second, "the workers", func() bool { pids = app.Server().TaskWorkerPIDs(); return len(pids) == workers })
+			dir := t.TempDir()
+			dispatch := func(handler string, args ...any) int64 {
+				id, err := app.Server().Task(host.Task{Handler: handler, Args: args})
+				if err != nil {
+					t.Fatal(err)
+				}
+				return id
+			}
+			watch := dispatch("/task/watch", dir, 0, false)
+			failing := dispatch("/task/watch", dir, 1, true)
+			stuck := dispatch("/task/block", dir, 2)
+			waitStarted(t, dir, 3)
+			start := time.Now()
+			cancel()
+			select {
+			case err := <-served:
+				if err != nil {
+					t.Fatal(err)
+				}
+			case <-time.After(30 * time.Second):
+				t.Fatal("Serve did not return")
+			}
+			took := time.Since(start)
+			if f, ok := sink.lookup(watch); !ok || f.err != nil || f.result != "cancelled" {
+				t.Errorf("the task watching its context: %v %v (reported: %v); want the result \"cancelled\"", f.result, f.err, ok)
+			}
+			if f, ok := sink.lookup(failing); !ok || !errors.Is(f.err, host.ErrTaskFailed) || !strings.Contains(f.err.Error(), "stopped early: context canceled") {
+				t.Errorf("the task returning its context's error: %v %v (reported: %v)", f.result, f.err, ok)
+			}
+			if f, ok := sink.lookup(stuck); !ok || !errors.Is(f.err, host.ErrTaskShutdown) {
+				t.Errorf("the task ignoring its context: %v %v (reported: %v); want ErrTaskShutdown", f.result, f.err, ok)
+			}
+			if took > 10*time.Second {
+				t.Errorf("the shutdown took %v with a deadline of 300ms", took)
+			}
+			for _, pid := range pids {
+				if !processGone(pid) {
+					t.Errorf("worker %d still exists after Serve returned", pid)
+				}
+			}
+		})
+	}
+}
+
+// hookWorkerEnv, set to 1, makes this test binary a task worker of an
+// application with OnStart and OnStop hooks (hookedApp).
+const hookWorkerEnv = "ZEALGO_TEST_TASK_HOOK_WORKER"
+
+func init() {
+	if os.Getenv(hookWorkerEnv) == "1" {
+		app := host.New()
+		hookedApp(app)
+		os.Exit(app.Run(context.Background(), []string{"worker"}, os.Stdout, os.Stderr))
+	}
+}
+
+// hookedApp configures app like an application with a store that opens
+// at start-up: a provided *sync.Map that its OnStart hook fills, and an
+// OnStop hook that leaves a file in the data directory.
+func hookedApp(app *host.App) {
+	app.Symbols(symbols.Symbols)
+	store := &sync.Map{}
+	app.Provide(store)
+	app.OnStart(func(a *host.App) error {
+		store.Store("open", a.Config().DataDir)
+		return nil
+	})
+	app.OnStop(func() {
+		v, _ := store.Load("open")
+		dir, _ := v.(string)
+		os.WriteFile(filepath.Join(dir, fmt.Sprintf("stopped-%d", os.Getpid())), nil, 0o644)
+	})
+}
+
+// TestTaskWorkerHooks: a worker process runs the application's OnStart
+// hooks before it serves tasks, so that a provided value opened there is
+// ready inside a task, and its OnStop hooks when it exits.
+func TestTaskWorkerHooks(t *testing.T) {
+	data := t.TempDir()
+	root := testutil.WriteTree(t, map[string]string{
+		"task/open.go": taskFile("open", `"os"
+	"sync"`, `func(store *sync.Map) any {
+	dir, ok := store.Load("open")
+	return map[string]any{"open": ok, "dir": dir, "pid": os.Getpid()}
+}`),
+	})
+	sink := newTaskSink()
+	app := host.New(host.WithRoot(root), host.WithDataDir(data), host.WithLogOutput(io.Discard, 0), host.WithTaskWorkers(1),
+		host.WithConfig(func(c *host.Config) {
+			c.WorkerCommand = func() *exec.Cmd {
+				cmd := testWorkerCommand()
+				cmd.Env = append(cmd.Env, hookWorkerEnv+"=1")
+				return cmd
+			}
+		}))
+	hookedApp(app)
+	app.OnTaskFinish(sink.finish)
+	closeApp := sync.OnceValue(app.Close)
+	defer closeApp()
+	if _, err := app.Handler(); err != nil {
+		t.Fatal(err)
+	}
+	pids := app.Server().TaskWorkerPIDs()
+	id, err := app.Server().Task(host.Task{Handler: "/task/open"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := sink.wait(t, id)
+	m, _ := f.result.(map[string]any)
+	if f.err != nil || m["open"] != true || m["dir"] != data {
+		t.Fatalf("the provided store inside a task: %v %v; want it opened by OnStart with the data directory %s", f.result, f.err, data)
+	}
+	if len(pids) != 1 || m["pid"] != int64(pids[0]) {
+		t.Fatalf("the task ran in pid %v, the worker is %v", m["pid"], pids)
+	}
+	closeApp()
+	if _, err := os.Stat(filepath.Join(data, fmt.Sprintf("stopped-%d", pids[0]))); err != nil {
+		t.Errorf("the worker did not run its OnStop hooks: %v", err)
 	}
 }

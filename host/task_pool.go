@@ -20,9 +20,10 @@ import (
 
 // Timings of the local worker pool.
 const (
-	workerHandshake = 15 * time.Second // from start to the Ready message
-	workerExitGrace = 2 * time.Second  // from the end of its output to a kill
-	workerMaxDelay  = 5 * time.Second  // longest wait between two restarts
+	workerHandshake   = 15 * time.Second // from start to the Ready message
+	workerExitGrace   = 2 * time.Second  // from the end of its output to a kill
+	workerMaxDelay    = 5 * time.Second  // longest wait between two restarts
+	workerCancelGrace = time.Second      // from Cancel at the shutdown deadline to a kill
 )
 
 // workerConfig is what the server tells a worker in the Init message.
@@ -496,8 +497,11 @@ func (p *localPool) busyLocked() bool {
 }
 
 // Shutdown refuses new tasks, waits for the queued and running ones until
-// ctx is done, then stops the workers: politely when they are idle, by
-// killing them at the deadline.
+// ctx is done, then stops the workers: politely when they are idle. At
+// the deadline it fails the queued tasks, cancels the running tasks'
+// contexts and gives them workerCancelGrace to return (what they return
+// reaches the finish callback), then kills the workers still running:
+// their tasks fail with ErrTaskShutdown.
 func (p *localPool) Shutdown(ctx context.Context) error {
 	p.mu.Lock()
 	if p.closing {
@@ -524,17 +528,29 @@ func (p *localPool) Shutdown(ctx context.Context) error {
 		if wp == nil {
 			continue
 		}
+		var werr error
 		if err != nil {
-			wp.kill()
-		} else if werr := wp.w.Write(&taskproto.Message{Kind: taskproto.KindStop}); werr != nil {
+			werr = wp.w.Write(&taskproto.Message{Kind: taskproto.KindCancel})
+		}
+		if werr == nil {
+			werr = wp.w.Write(&taskproto.Message{Kind: taskproto.KindStop})
+		}
+		if werr != nil {
 			wp.kill()
 		}
+	}
+	limit := ctx
+	if err != nil {
+		p.log.Warn("tasks still running at the shutdown deadline: cancelling them", "grace", workerCancelGrace)
+		var cancel context.CancelFunc
+		limit, cancel = context.WithTimeout(context.Background(), workerCancelGrace)
+		defer cancel()
 	}
 	done := make(chan struct{})
 	go func() { p.wg.Wait(); close(done) }()
 	select {
 	case <-done:
-	case <-ctx.Done():
+	case <-limit.Done():
 		for _, wp := range procs {
 			if wp != nil {
 				wp.kill()

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -103,7 +104,7 @@ func (ta *taskApp) run(t *testing.T, handler string, args ...any) taskFinish {
 func (ta *taskApp) pidOf(t *testing.T) int {
 	t.Helper()
 	f := ta.run(t, "/task/pid")
-	n, ok := f.result.(float64)
+	n, ok := f.result.(int64)
 	if f.err != nil || !ok {
 		t.Fatalf("task/pid: %v %v", f.result, f.err)
 	}
@@ -163,6 +164,10 @@ func TestTaskDispatchFinish(t *testing.T) {
 	return map[string]any{"n": n, "ctx": ctx != nil && ctx.Err() == nil, "app": app != nil}
 }`),
 		"task/nothing.go": taskFile("nothing", "", `func() {}`),
+		"task/nilable.go": taskFile("nilable", "", `func(p *int, x any, f func(), m map[string]int, s []int) any {
+	return []bool{p == nil, x == nil, f == nil, m == nil, s == nil}
+}`),
+		"task/point.go": taskFile("point", "", `func(p struct{ X int }, ps []struct{ X int }) any { return p.X + len(ps) }`),
 		"task/fan.go": taskFile("fan", `"time"`, `func(n int) any {
 	ch := make(chan int)
 	for i := 0; i < n; i++ {
@@ -235,6 +240,19 @@ var dispatch = func(api *host.API) any {
 		{"too many arguments", "/task/add", []any{1, 2, 3}, "", host.ErrTaskArgs, "add takes 2 argument(s), got 3"},
 		{"too few for variadic", "/task/greet", []any{"x"}, "", host.ErrTaskArgs, "greet takes at least 2 argument(s), got 1"},
 		{"bad variadic element", "/task/greet", []any{"x", 1, 5}, "", host.ErrTaskArgs, "argument 3: cannot use JSON number as string"},
+		{"null for an int", "/task/add", []any{nil, 2}, "", host.ErrTaskArgs, "argument 1: cannot use JSON null as int"},
+		{"null for the second int", "/task/add", []any{2, nil}, "", host.ErrTaskArgs, "argument 2: cannot use JSON null as int"},
+		{"null for a string", "/task/greet", []any{nil, 1}, "", host.ErrTaskArgs, "argument 1: cannot use JSON null as string"},
+		{"null variadic element", "/task/greet", []any{"x", 1, "a", nil}, "", host.ErrTaskArgs, "argument 4: cannot use JSON null as string"},
+		{"null for a struct", "/task/point", []any{nil, nil}, "", host.ErrTaskArgs, "argument 1: cannot use JSON null as struct { X int }"},
+		{"null for nilable types", "/task/nilable", []any{nil, nil, nil, nil, nil}, `[true,true,true,true,true]`, nil, ""},
+		{"struct fields", "/task/point", []any{map[string]any{"X": 5}, []any{map[string]any{"x": 1}}}, `6`, nil, ""},
+		{"unknown struct field", "/task/point", []any{map[string]any{"Y": 5}, nil}, "", host.ErrTaskArgs,
+			`argument 1: cannot use JSON object with unknown field "Y" as struct { X int }`},
+		{"unknown field in a slice of structs", "/task/point", []any{map[string]any{"X": 1}, []any{map[string]any{"X": 1, "Z": 2}}}, "", host.ErrTaskArgs,
+			`argument 2: cannot use JSON object with unknown field "Z" as []struct { X int }`},
+		{"unknown field beside known ones", "/task/stats", []any{nil, nil, map[string]any{"Scale": 1, "Offset": 2}}, "", host.ErrTaskArgs,
+			`argument 3: cannot use JSON object with unknown field "Offset" as struct { Scale float64 }`},
 		{"unencodable result", "/task/unenc", nil, "", host.ErrTaskResult, "JSON cannot encode"},
 		{"compile error", "/task/broken", nil, "", host.ErrTaskLoad, "task/broken.go:"},
 		{"no task func", "/task/novar", nil, "", host.ErrTaskLoad, "must declare var novar"},
@@ -461,8 +479,8 @@ func TestTaskCoroutine(t *testing.T) {
 				}
 				ids[i] = id
 			}
-			pids := map[float64]bool{}
-			most, allPassed := 0.0, true
+			pids := map[int64]bool{}
+			most, allPassed := int64(0), true
 			for _, id := range ids {
 				f := ta.sink.wait(t, id)
 				m, _ := f.result.(map[string]any)
@@ -473,10 +491,10 @@ func TestTaskCoroutine(t *testing.T) {
 					t.Errorf("task %d finished before all %d tasks started: %v", id, n, m)
 				}
 				allPassed = allPassed && m["passed"] == true
-				most = max(most, m["running"].(float64))
-				pids[m["pid"].(float64)] = true
+				most = max(most, m["running"].(int64))
+				pids[m["pid"].(int64)] = true
 			}
-			if most != float64(tt.wantRunning) || allPassed != tt.wantPassed {
+			if most != int64(tt.wantRunning) || allPassed != tt.wantPassed {
 				t.Fatalf("at most %v tasks seen running at once, all saw every task start: %v; want %d, %v",
 					most, allPassed, tt.wantRunning, tt.wantPassed)
 			}
@@ -595,7 +613,7 @@ func TestTaskReload(t *testing.T) {
 	}
 	ta := newTaskApp(t, map[string]string{"task/ver.go": version(1)}, 1, true)
 	first := ta.run(t, "/task/ver")
-	if m, _ := first.result.(map[string]any); first.err != nil || m["v"] != 1.0 {
+	if m, _ := first.result.(map[string]any); first.err != nil || m["v"] != int64(1) {
 		t.Fatalf("before the edit: %v %v", first.result, first.err)
 	}
 	if err := os.WriteFile(filepath.Join(ta.root, "task/ver.go"), []byte(version(2)), 0o644); err != nil {
@@ -607,7 +625,7 @@ func TestTaskReload(t *testing.T) {
 	})
 	second := ta.run(t, "/task/ver")
 	m, _ := second.result.(map[string]any)
-	if second.err != nil || m["v"] != 2.0 {
+	if second.err != nil || m["v"] != int64(2) {
 		t.Fatalf("after the edit: %v %v", second.result, second.err)
 	}
 	if m["pid"] != first.result.(map[string]any)["pid"] {
@@ -622,5 +640,54 @@ func TestTaskReload(t *testing.T) {
 	})
 	if f := ta.run(t, "/task/ver"); !errors.Is(f.err, host.ErrTaskLoad) || !strings.Contains(f.err.Error(), "task/ver.go:") {
 		t.Fatalf("broken file: %v %v", f.result, f.err)
+	}
+}
+
+// TestTaskResultNumbers: numbers in a task's result reach the finish
+// callback as int64 when JSON writes them as integers, so that large ones
+// keep every digit, and as float64 otherwise, at any depth.
+func TestTaskResultNumbers(t *testing.T) {
+	ta := newTaskApp(t, map[string]string{
+		"task/big.go": taskFile("big", "", `func(which string) any {
+	switch which {
+	case "top":
+		return 1 << 60
+	case "over":
+		return uint64(1<<64 - 1)
+	}
+	return map[string]any{
+		"big":   1<<60 + 1,
+		"neg":   -(1 << 62) - 3,
+		"frac":  1.5,
+		"whole": 2.0,
+		"tiny":  1e-300,
+		"list":  []any{1, 2.5, []int64{1<<53 + 1}},
+		"inner": map[string]any{"n": int64(1<<63 - 1)},
+	}
+}`),
+	}, 1, true)
+	tests := []struct {
+		which string
+		want  any
+	}{
+		{"top", int64(1 << 60)},
+		{"over", float64(1<<64 - 1)}, // over int64: a float64, as close as it gets
+		{"nested", map[string]any{
+			"big":   int64(1<<60 + 1),
+			"neg":   int64(-(1 << 62) - 3),
+			"frac":  1.5,
+			"whole": int64(2), // JSON writes 2.0 as 2
+			"tiny":  1e-300,
+			"list":  []any{int64(1), 2.5, []any{int64(1<<53 + 1)}},
+			"inner": map[string]any{"n": int64(1<<63 - 1)},
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.which, func(t *testing.T) {
+			f := ta.run(t, "/task/big", tt.which)
+			if f.err != nil || !reflect.DeepEqual(f.result, tt.want) {
+				t.Fatalf("result %#v (%v), want %#v", f.result, f.err, tt.want)
+			}
+		})
 	}
 }

@@ -1,6 +1,7 @@
 package host
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -48,10 +49,18 @@ type taskWorker struct {
 	serial chan *taskproto.Message // nil in coroutine mode
 }
 
-// serveWorker is the worker role: it reads its configuration, then runs
-// each task it is sent and reports its end, until Stop (or ctx is done):
-// then it lets its running tasks finish and returns. When its input ends,
-// the server is gone and it returns at once.
+// serveWorker is the worker role: it reads its configuration, runs the
+// application's OnStart hooks (a value given to Provide that opens there,
+// such as a store, is then ready inside tasks), then runs each task it is
+// sent and reports its end, until Stop (or ctx is done): then it lets its
+// running tasks finish and returns. Cancel cancels the running tasks'
+// context: the server sends it at the shutdown deadline. When its input
+// ends, the server is gone and it returns at once. The OnStop hooks run
+// as it returns.
+//
+// A signal that ends ctx (SIGTERM, as systemd sends to every process of a
+// service) does not cancel the tasks: the server, which gets it too,
+// decides when to cancel them, at its shutdown deadline.
 func (a *App) serveWorker(ctx context.Context, in io.Reader, out, stderr io.Writer) error {
 	r, w := taskproto.NewReader(in, 0), taskproto.NewWriter(out, 0)
 	m, err := r.Read()
@@ -76,6 +85,10 @@ func (a *App) serveWorker(ctx context.Context, in io.Reader, out, stderr io.Writ
 	a.started = true
 	if err := a.prepare(); err != nil {
 		return err
+	}
+	defer a.lifecycle.stop() // also after a failed OnStart, as App.Close does
+	if err := a.lifecycle.start(a); err != nil {
+		return fmt.Errorf("zealgo: worker: %w", err)
 	}
 	cache, err := interp.NewCache(a.buildTask, interp.CacheOptions{
 		Debounce:   a.cfg.ReloadDebounce,
@@ -117,6 +130,8 @@ func (a *App) serveWorker(ctx context.Context, in io.Reader, out, stderr io.Writ
 				wk.start(m)
 			case taskproto.KindStop:
 				once.Do(func() { close(stop) })
+			case taskproto.KindCancel:
+				cancel()
 			default:
 				a.log.Warn("zealgo: worker: unexpected message", "kind", m.Kind.String())
 			}
@@ -329,9 +344,21 @@ func (tf *taskFunc) args(ctx context.Context, a *App, raw json.RawMessage) ([]re
 	return in, nil
 }
 
-// decodeArg decodes the n-th (1-based) argument into ptr.
+// decodeArg decodes the n-th (1-based) argument into ptr. It refuses what
+// plain JSON decoding would silently turn into a zero value: null for a
+// parameter whose type cannot be nil (int, string, a struct...), and an
+// object field that the struct it fills does not have, at any depth.
 func decodeArg(raw json.RawMessage, ptr reflect.Value, n int) error {
-	err := json.Unmarshal(raw, ptr.Interface())
+	t := ptr.Elem().Type()
+	if bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
+		if nilable(t) {
+			return nil // the parameter stays nil
+		}
+		return fmt.Errorf("argument %d: cannot use JSON null as %s", n, t)
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	err := dec.Decode(ptr.Interface())
 	if err == nil {
 		return nil
 	}
@@ -343,7 +370,21 @@ func decodeArg(raw json.RawMessage, ptr reflect.Value, n int) error {
 		}
 		return fmt.Errorf("argument %d%s: cannot use JSON %s as %s", n, at, te.Value, te.Type)
 	}
+	// DisallowUnknownFields reports `json: unknown field "Y"`, with no
+	// type of its own.
+	if field, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
+		return fmt.Errorf("argument %d: cannot use JSON object with unknown field %s as %s", n, field, t)
+	}
 	return fmt.Errorf("argument %d: %w", n, err)
+}
+
+// nilable reports whether nil is a value of t.
+func nilable(t reflect.Type) bool {
+	switch t.Kind() {
+	case reflect.Pointer, reflect.Map, reflect.Slice, reflect.Interface, reflect.Func, reflect.Chan, reflect.UnsafePointer:
+		return true
+	}
+	return false
 }
 
 // call runs the func and sorts its results.

@@ -2,13 +2,17 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -237,5 +241,126 @@ func TestServeGracefulShutdown(t *testing.T) {
 	}
 	if !strings.Contains(logs.String(), "zealgo stopped") {
 		t.Errorf("log: %s", logs.String())
+	}
+}
+
+// childPIDs lists the children of pid, from /proc/<pid>/task/*/children.
+func childPIDs(t *testing.T, pid int) []int {
+	t.Helper()
+	files, err := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/children", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []int
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			continue // the thread ended
+		}
+		for _, field := range strings.Fields(string(b)) {
+			if n, err := strconv.Atoi(field); err == nil {
+				out = append(out, n)
+			}
+		}
+	}
+	sort.Ints(out)
+	return out
+}
+
+// isWorker reports whether pid is a `zealgo worker` process.
+func isWorker(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+	args := strings.Split(string(b), "\x00")
+	return err == nil && len(args) == 3 && filepath.Base(args[0]) == "zealgo" && args[1] == "worker"
+}
+
+// TestServeTaskWorkers runs `zealgo serve --task-workers 2
+// --task-coroutine=false` as a real process: a handler dispatches a task
+// and gets its id, the default finish callback logs the result, the two
+// workers are children of the server, and SIGTERM to the server leaves
+// none behind.
+func TestServeTaskWorkers(t *testing.T) {
+	if _, err := os.Stat("/proc/self/task"); err != nil {
+		t.Skip("needs /proc to find the worker processes")
+	}
+	root := testutil.WriteTree(t, map[string]string{
+		"task/double.go": "//go:build ignore\n\npackage main\n\nvar double = func(n int) any { return map[string]any{\"double\": 2 * n} }\n",
+		"api/go.go": head + `var post = func(api *host.API) any {
+	id, err := api.App().Server().Task(host.Task{Handler: "/task/double", Args: []any{api.Input["n"]}})
+	if err != nil {
+		return map[string]any{"error": err.Error()}
+	}
+	return map[string]any{"id": id}
+}
+`,
+	})
+	cmd, base, logs := serve(t, root, "--task-workers", "2", "--task-coroutine=false")
+	server := cmd.Process.Pid
+	var workers []int
+	t.Cleanup(func() {
+		for _, pid := range workers {
+			if isWorker(pid) {
+				syscall.Kill(pid, syscall.SIGKILL)
+			}
+		}
+	})
+	// The server listens, then starts its workers before it answers.
+	testutil.WaitFor(t, 15*time.Second, "the workers to start", func() bool {
+		return strings.Contains(logs.String(), `msg="task workers started" workers=2 coroutine=false`)
+	})
+	workers = childPIDs(t, server)
+	if len(workers) != 2 || !isWorker(workers[0]) || !isWorker(workers[1]) {
+		t.Fatalf("children of the server %d: %v, want 2 worker processes; log:\n%s", server, workers, logs)
+	}
+	if pids := fmt.Sprintf(`pids="[%d %d]"`, workers[0], workers[1]); !strings.Contains(logs.String(), pids) &&
+		!strings.Contains(logs.String(), fmt.Sprintf(`pids="[%d %d]"`, workers[1], workers[0])) {
+		t.Errorf("the log names other workers than %v:\n%s", workers, logs)
+	}
+
+	for i, n := range []int{21, 50} {
+		code, _, body := fetch(t, "POST", base+"/api/go", "application/json", fmt.Sprintf(`{"n":%d}`, n))
+		var got struct {
+			ID    int64
+			Error string
+		}
+		if err := json.Unmarshal([]byte(body), &got); code != 200 || err != nil || got.ID != int64(i+1) {
+			t.Fatalf("POST /api/go: %d %s (%v); want the task id %d", code, body, err, i+1)
+		}
+		want := fmt.Sprintf(`msg="task finished" id=%d task=/task/double result="{\"double\":%d}"`, got.ID, 2*n)
+		testutil.WaitFor(t, 15*time.Second, "the finish of task "+fmt.Sprint(got.ID)+" in the log", func() bool {
+			return strings.Contains(logs.String(), want)
+		})
+	}
+	// A bad argument is a task error, logged, not a crash.
+	if code, _, body := fetch(t, "POST", base+"/api/go", "application/json", `{"n":null}`); code != 200 || body != `{"id":3}` {
+		t.Fatalf("POST /api/go with null: %d %s", code, body)
+	}
+	testutil.WaitFor(t, 15*time.Second, "the failure of task 3 in the log", func() bool {
+		return strings.Contains(logs.String(), `msg="task failed" id=3 task=/task/double err="zealgo: task /task/double (id 3): argument 1: cannot use JSON null as int"`)
+	})
+	if now := childPIDs(t, server); fmt.Sprint(now) != fmt.Sprint(workers) {
+		t.Fatalf("workers changed from %v to %v", workers, now)
+	}
+
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("exit: %v; log:\n%s", err, logs)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatalf("server did not exit after SIGTERM; log:\n%s", logs)
+	}
+	for _, pid := range workers {
+		if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
+			t.Errorf("worker %d still exists after the server exited (%v)", pid, err)
+		}
+	}
+	if !strings.Contains(logs.String(), "zealgo stopped") {
+		t.Errorf("log:\n%s", logs)
 	}
 }

@@ -5,7 +5,8 @@
 // and a JSON-encoded Message. Both directions use the same framing over a
 // pair of pipes (the worker's standard input and output):
 //
-//	server -> worker: Init (first), then Run ... and finally Stop
+//	server -> worker: Init (first), then Run ..., Cancel at the shutdown
+//	                  deadline, and finally Stop
 //	worker -> server: Ready (answer to Init), then Done for every Run
 //
 // A Writer is safe for concurrent use, so that the goroutines of a worker
@@ -23,7 +24,7 @@ import (
 )
 
 // Version is the protocol version a worker announces in its Ready message.
-const Version = 1
+const Version = 2
 
 // MaxFrame is the default bound on the size of one frame.
 const MaxFrame = 64 << 20
@@ -43,9 +44,13 @@ const (
 	KindDone
 	// KindStop asks the worker to finish its running tasks and exit.
 	KindStop
+	// KindCancel asks the worker to cancel the contexts of its running
+	// tasks, so that those that watch them return early. The server sends
+	// it when the shutdown deadline has passed.
+	KindCancel
 )
 
-var kindNames = map[Kind]string{KindInit: "init", KindReady: "ready", KindRun: "run", KindDone: "done", KindStop: "stop"}
+var kindNames = map[Kind]string{KindInit: "init", KindReady: "ready", KindRun: "run", KindDone: "done", KindStop: "stop", KindCancel: "cancel"}
 
 // String returns the kind's name.
 func (k Kind) String() string {

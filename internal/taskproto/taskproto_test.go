@@ -29,6 +29,7 @@ func TestRoundTrip(t *testing.T) {
 		{"done with result", Message{Kind: KindDone, ID: 7, Result: []byte(`{"ok":true}`)}},
 		{"done with failure", Message{Kind: KindDone, ID: 9, Fail: "panic", Err: "boom\nsecond line"}},
 		{"stop", Message{Kind: KindStop}},
+		{"cancel", Message{Kind: KindCancel}},
 		{"large id and unicode", Message{Kind: KindRun, ID: 1<<62 + 1, Task: "t", Args: []byte(`["héllo \u2028 世界"]`)}},
 	}
 	var buf bytes.Buffer
@@ -161,7 +162,7 @@ func TestConcurrentWriters(t *testing.T) {
 }
 
 func TestKindString(t *testing.T) {
-	for k, want := range map[Kind]string{KindInit: "init", KindReady: "ready", KindRun: "run", KindDone: "done", KindStop: "stop", 0: "kind(0)", 200: "kind(200)"} {
+	for k, want := range map[Kind]string{KindInit: "init", KindReady: "ready", KindRun: "run", KindDone: "done", KindStop: "stop", KindCancel: "cancel", 0: "kind(0)", 200: "kind(200)"} {
 		if got := k.String(); got != want {
 			t.Errorf("Kind(%d).String() = %q, want %q", uint8(k), got, want)
 		}
