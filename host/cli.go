@@ -24,6 +24,29 @@ import (
 //	serve   answer HTTP requests (the default)
 //	check   compile every file under api/, public/ and task/; exit 1 on problems
 //	routes  list the endpoints and pages with their methods
+//
+// Every command takes --root DIR, the application directory (default ".").
+// serve also takes:
+//
+//	--addr HOST:PORT      address to listen on (default 127.0.0.1:8080, or :$PORT)
+//	--data DIR            data directory: session files, generated secrets,
+//	                      application data (default <root>/data, which is
+//	                      ./data with the default root; a relative DIR is
+//	                      taken from the working directory, not from the root)
+//	--session-redis URL   keep sessions in Redis, e.g. redis://127.0.0.1:6379/0
+//	                      (default: Config.Session.Redis, else
+//	                      $ZEALGO_SESSION_REDIS, else files under the data
+//	                      directory; refused when the application sets
+//	                      Config.Session.Backend)
+//	--task-workers N      number of task worker processes (default 0)
+//	--task-coroutine=BOOL run each task in its own goroutine (default true)
+//	--dev                 development mode
+//
+// The environment variables ZEALGO_SESSION_SECRET (SessionSecretEnv),
+// ZEALGO_SESSION_REDIS (SessionRedisEnv) and ZEALGO_BASIC_AUTH
+// (BasicAuthEnv) are read at start-up. For the session store, a flag wins
+// over what the application's main set in Config, which wins over the
+// environment.
 func Main(app *App) {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := app.Run(ctx, os.Args[1:], os.Stdout, os.Stderr)
@@ -90,12 +113,33 @@ func (a *App) flags(name string, stderr io.Writer) *flag.FlagSet {
 func (a *App) cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := a.flags("serve", stderr)
 	fs.StringVar(&a.cfg.Addr, "addr", a.cfg.Addr, "address to listen on (default 127.0.0.1:8080, or :$PORT)")
-	fs.StringVar(&a.cfg.DataDir, "data", a.cfg.DataDir, "data directory (default <root>/data)")
+	dataHelp := "data directory for session files, generated secrets and application data; a relative `DIR` is taken from the working directory"
+	if a.cfg.DataDir == "" { // else flag shows the default the application set
+		dataHelp += " (default <root>/data, i.e. ./data with the default root)"
+	}
+	fs.StringVar(&a.cfg.DataDir, "data", a.cfg.DataDir, dataHelp)
+	var redisURL string
+	redisHelp := "keep sessions in the Redis server at `URL`, e.g. redis://127.0.0.1:6379/0"
+	if a.cfg.Session.Redis == "" && a.cfg.Session.Backend == nil {
+		redisHelp += " (default $" + SessionRedisEnv + ", else files under the data directory)"
+	}
+	fs.StringVar(&redisURL, "session-redis", "", redisHelp)
 	fs.IntVar(&a.cfg.TaskWorkerNum, "task-workers", a.cfg.TaskWorkerNum, "number of task worker processes")
 	fs.BoolVar(&a.cfg.TaskEnableCoroutine, "task-coroutine", a.cfg.TaskEnableCoroutine, "run each task in its own goroutine")
 	fs.BoolVar(&a.cfg.Dev, "dev", a.cfg.Dev, "development mode: show compile errors with source in pages")
 	if err := fs.Parse(args); err != nil {
 		return 2
+	}
+	// Set only when given: its default would show a URL set in code, and
+	// its password, in the help text.
+	redisSet := false
+	fs.Visit(func(f *flag.Flag) { redisSet = redisSet || f.Name == "session-redis" })
+	if redisSet {
+		if a.cfg.Session.Backend != nil {
+			fmt.Fprintln(stderr, "zealgo: --session-redis: this application keeps sessions in a store of its own (Config.Session.Backend)")
+			return 2
+		}
+		a.cfg.Session.Redis = redisURL
 	}
 	if a.cfg.Logger == nil {
 		level := slog.LevelInfo

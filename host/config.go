@@ -17,8 +17,11 @@ type Config struct {
 	// Addr is the address to listen on. Default "127.0.0.1:8080", or
 	// ":$PORT" when PORT is set.
 	Addr string
-	// DataDir holds session files, generated secrets and application data.
-	// Default "<Root>/data".
+	// DataDir holds session files, generated secrets and application data;
+	// the serve flag --data sets it. A relative path is taken from the
+	// working directory, not from Root. Default: the directory "data" inside
+	// Root (made absolute when the application starts), which is ./data
+	// with the default Root.
 	DataDir string
 	// TaskWorkerNum is the number of task worker processes. Default 0: no
 	// task workers, and dispatch fails.

@@ -217,8 +217,13 @@ func TestMiddlewareReadyAliases(t *testing.T) {
 		"api/secure.go": src("secure", "secure-headers"),
 		"api/slow.go": handlerFile("slow", `<-api.Context().Done()
 	return map[string]any{"late": true}`, "timeout:50ms"),
-		"api/mine.go": src("mine", "secure-headers:mine"),
+		"api/mine.go":        src("mine", "secure-headers:mine"),
+		"api/cors.go":        src("cors", "cors"),
+		"api/corsone.go":     src("corsone", "cors:https://app.example"),
+		"api/anyorigin/x.go": src("x"),
 	}, func(a *host.App) {
+		// A preflight reaches cors in a When scope, not in a file's list.
+		a.When("/api/anyorigin", "cors")
 		// An application may replace a ready alias; here, with args.
 		a.MiddlewareAlias("secure-headers", func(args ...string) func(http.Handler) http.Handler {
 			return func(next http.Handler) http.Handler {
@@ -312,6 +317,39 @@ func TestMiddlewareReadyAliases(t *testing.T) {
 		t.Errorf("timeout: %d %v %s", resp.StatusCode, resp.Header, body)
 	}
 
+	// cors with no arguments allows any origin, without credentials; the
+	// real request runs the handler and carries the CORS headers.
+	resp, body = do(t, nil, "GET", u+"cors", nil, "Origin", "https://any.example")
+	if resp.StatusCode != 200 || !strings.Contains(body, `"text":"zealgo`) ||
+		resp.Header.Get("Access-Control-Allow-Origin") != "*" || resp.Header.Get("Access-Control-Allow-Credentials") != "" ||
+		!strings.Contains(resp.Header.Get("Vary"), "Origin") {
+		t.Errorf("cors GET: %d %v %.60s", resp.StatusCode, resp.Header, body)
+	}
+	resp, _ = do(t, nil, "OPTIONS", u+"anyorigin/x", nil, "Origin", "https://any.example", "Access-Control-Request-Method", "PUT")
+	if resp.StatusCode != 204 || resp.Header.Get("Access-Control-Allow-Origin") != "*" ||
+		!strings.Contains(resp.Header.Get("Access-Control-Allow-Methods"), "PUT") || resp.Header.Get("Access-Control-Max-Age") != "600" {
+		t.Errorf("cors preflight: %d %v", resp.StatusCode, resp.Header)
+	}
+	resp, body = do(t, nil, "GET", u+"anyorigin/x", nil, "Origin", "https://other.example")
+	if resp.StatusCode != 200 || resp.Header.Get("Access-Control-Allow-Origin") != "*" {
+		t.Errorf("cors in When, GET: %d %v %.60s", resp.StatusCode, resp.Header, body)
+	}
+	// A request without Origin is no CORS request: no grant.
+	if resp, _ = do(t, nil, "GET", u+"cors", nil); resp.StatusCode != 200 || resp.Header.Get("Access-Control-Allow-Origin") != "" {
+		t.Errorf("cors GET without Origin: %d %v", resp.StatusCode, resp.Header)
+	}
+	// cors with an origin: that origin, with credentials, on the real GET;
+	// another origin is served but gets no grant.
+	resp, body = do(t, nil, "GET", u+"corsone", nil, "Origin", "https://app.example")
+	if resp.StatusCode != 200 || resp.Header.Get("Access-Control-Allow-Origin") != "https://app.example" ||
+		resp.Header.Get("Access-Control-Allow-Credentials") != "true" {
+		t.Errorf("cors:origin GET: %d %v %.60s", resp.StatusCode, resp.Header, body)
+	}
+	resp, _ = do(t, nil, "GET", u+"corsone", nil, "Origin", "https://evil.example")
+	if resp.StatusCode != 200 || resp.Header.Get("Access-Control-Allow-Origin") != "" || resp.Header.Get("Access-Control-Allow-Credentials") != "" {
+		t.Errorf("cors:origin GET from another origin: %d %v", resp.StatusCode, resp.Header)
+	}
+
 	// secure-headers replaced by the application's own alias.
 	resp, _ = do(t, nil, "GET", u+"mine", nil)
 	if resp.Header.Get("X-Mine") != "mine" {
@@ -337,10 +375,31 @@ func TestMiddlewareSecureHeadersAndEchoAdapter(t *testing.T) {
 			})
 			a.When("/api/guarded", "key:k1")
 		})
-	resp, _ := do(t, nil, "GET", ta.srv.URL+"/api/ok", nil)
-	for h, want := range map[string]string{"X-Content-Type-Options": "nosniff", "X-Frame-Options": "SAMEORIGIN"} {
-		if got := resp.Header.Get(h); got != want {
-			t.Errorf("secure-headers: %s = %q, want %q", h, got, want)
+	// The same application over TLS: only there Strict-Transport-Security.
+	h, err := ta.app.Handler()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tlsSrv := httptest.NewTLSServer(h)
+	defer tlsSrv.Close()
+	for _, tc := range []struct {
+		name, url string
+		client    *http.Client
+		hsts      string
+	}{
+		{"http", ta.srv.URL, nil, ""},
+		{"tls", tlsSrv.URL, tlsSrv.Client(), "max-age=31536000; includeSubdomains"},
+	} {
+		resp, _ := do(t, tc.client, "GET", tc.url+"/api/ok", nil)
+		if resp.StatusCode != 200 || (tc.name == "tls") != (resp.TLS != nil) {
+			t.Fatalf("secure-headers %s: %d, TLS %v", tc.name, resp.StatusCode, resp.TLS != nil)
+		}
+		for h, want := range map[string]string{"X-Content-Type-Options": "nosniff", "X-Frame-Options": "SAMEORIGIN",
+			"X-Xss-Protection": "1; mode=block", "Referrer-Policy": "strict-origin-when-cross-origin",
+			"Strict-Transport-Security": tc.hsts} {
+			if got := resp.Header.Get(h); got != want {
+				t.Errorf("secure-headers %s: %s = %q, want %q", tc.name, h, got, want)
+			}
 		}
 	}
 	resp, body := do(t, nil, "GET", ta.srv.URL+"/api/guarded/x", nil)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"io"
 	"mime"
+	"mime/multipart"
 	"net/http"
 	"net/url"
 	"strings"
@@ -78,7 +79,22 @@ func (r *Request) Cookies() []*http.Cookie { return r.Parent.Cookies() }
 type RequestContext struct {
 	// Get is the parsed query string.
 	Get url.Values
-	// Post holds the fields of a form-encoded or multipart body.
+	// Post holds the fields of a form-encoded
+	// (application/x-www-form-urlencoded) or multipart (multipart/form-data)
+	// body of a POST, PUT or PATCH request, as the handler's input step
+	// parses them; the file parts of a multipart body are not in it, nor is a
+	// JSON body (see API.Input and Request.Field).
+	//
+	// Middleware sees the fields too, without taking the body from the
+	// handler: the first Context call of a request reads the body, at most
+	// Config.MaxBodyBytes of it, and puts it back whole, so that the handler
+	// reads the same bytes. A body over that limit, or one that cannot be
+	// read or parsed, leaves Post empty in middleware, and the handler's
+	// input step answers for it as usual (413 request_too_large, 400
+	// invalid_body). Middleware that replaces the request body should do so
+	// before calling Context. Context called for the first time after the
+	// handler has read its input does not read the body again: Post then
+	// holds what the handler's API.G gave it, if it called it.
 	Post url.Values
 	// Cookies maps cookie names to values.
 	Cookies map[string]string
@@ -92,15 +108,33 @@ type RequestContext struct {
 	// just before the response header is sent.
 	Session *Session
 
-	app *App
+	app      *App
+	postRead bool // Post holds the body's fields, or reading them was tried
 }
 
 // Context returns the context of a request served by a zealgo application,
 // the same instance that API.G returns to its handler and the auth
-// callbacks receive: middleware reads and changes the session through it.
-// Its Post is empty until the handler's input has been parsed. It returns
-// nil for a request that did not come through an App.
+// callbacks receive: middleware reads and changes the session through it,
+// and reads the form fields of the body in Post (the first call reads the
+// body and puts it back for the handler; see RequestContext.Post). It
+// returns nil for a request that did not come through an App.
 func Context(r *http.Request) *RequestContext {
+	g := contextOf(r)
+	if g != nil && !g.postRead {
+		g.postRead = true
+		// Once the handler's input step has read the body (readBody left
+		// its mark), API.G gives the context the fields it parsed.
+		if _, parsed := r.Body.(*readCloser); !parsed {
+			for k, v := range formFields(r, g.app.cfg.MaxBodyBytes) {
+				g.Post[k] = v
+			}
+		}
+	}
+	return g
+}
+
+// contextOf is Context without reading the body, for the session store.
+func contextOf(r *http.Request) *RequestContext {
 	st := stateOf(r)
 	if st == nil || st.app == nil {
 		return nil
@@ -110,6 +144,88 @@ func Context(r *http.Request) *RequestContext {
 	}
 	return st.g
 }
+
+// formFields returns the form fields of r's body as parseInput will find
+// them, for middleware that runs before it: only for POST, PUT and PATCH
+// with a form-encoded or multipart body of at most limit bytes. It reads
+// the body through bufferBody, which puts it back whole. It returns nil when
+// there is nothing to read, or nothing that parses.
+func formFields(r *http.Request, limit int64) url.Values {
+	switch r.Method {
+	case http.MethodPost, http.MethodPut, http.MethodPatch:
+	default:
+		return nil
+	}
+	mt, params, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	if err != nil || mt != "application/x-www-form-urlencoded" && mt != "multipart/form-data" {
+		return nil
+	}
+	if r.Body == nil || r.Body == http.NoBody || r.ContentLength > limit {
+		return nil
+	}
+	body, ok := bufferBody(r, limit)
+	if !ok || len(body) == 0 {
+		return nil
+	}
+	if mt == "multipart/form-data" {
+		return multipartFields(body, params["boundary"])
+	}
+	vals, err := url.ParseQuery(string(body))
+	if err != nil {
+		return nil
+	}
+	return vals
+}
+
+// multipartFields returns the values of the parts of a multipart body that
+// are no files, as mime/multipart's ReadForm (behind parseInput) puts them
+// in Form.Value; file parts are skipped without being stored. It returns
+// nil for a body that ReadForm would refuse.
+func multipartFields(body []byte, boundary string) url.Values {
+	if boundary == "" {
+		return nil
+	}
+	mr := multipart.NewReader(bytes.NewReader(body), boundary)
+	vals := url.Values{}
+	for parts := 0; ; parts++ {
+		p, err := mr.NextPart()
+		if err == io.EOF {
+			return vals
+		}
+		if err != nil || parts >= 1000 { // ReadForm's default part limit
+			return nil
+		}
+		name := p.FormName()
+		if name == "" || p.FileName() != "" {
+			continue
+		}
+		v, err := io.ReadAll(p)
+		if err != nil {
+			return nil
+		}
+		vals[name] = append(vals[name], string(v))
+	}
+}
+
+// bufferBody reads at most limit bytes of r's body ahead of the handler and
+// gives r a body that replays them, followed by whatever the original body
+// still holds, so that the next reader reads the body as it came: whole,
+// or with the same error or excess that made this read stop. ok reports
+// whether the whole body was read within limit.
+func bufferBody(r *http.Request, limit int64) (b []byte, ok bool) {
+	orig := r.Body
+	b, err := io.ReadAll(io.LimitReader(orig, limit+1))
+	r.Body = &replayBody{Reader: io.MultiReader(bytes.NewReader(b), orig), orig: orig}
+	return b, err == nil && int64(len(b)) <= limit
+}
+
+// replayBody is a request body read ahead by bufferBody.
+type replayBody struct {
+	io.Reader
+	orig io.ReadCloser
+}
+
+func (b *replayBody) Close() error { return b.orig.Close() }
 
 // newRequestContext builds the context of r; post may be nil.
 func newRequestContext(app *App, r *http.Request, post url.Values) *RequestContext {
@@ -148,7 +264,8 @@ func serverVars(r *http.Request) map[string]string {
 }
 
 // readBody reads at most limit bytes of r's body into memory and puts a
-// fresh reader back, so that the body can be read again.
+// fresh reader back, so that the body can be read again. The reader is a
+// *readCloser, which tells Context that the input step has read the body.
 func readBody(r *http.Request, limit int64) ([]byte, error) {
 	if r.Body == nil || r.Body == http.NoBody {
 		return nil, nil
@@ -161,6 +278,6 @@ func readBody(r *http.Request, limit int64) ([]byte, error) {
 	if int64(len(b)) > limit {
 		return nil, errTooLarge
 	}
-	r.Body = io.NopCloser(bytes.NewReader(b))
+	r.Body = nopBody(b)
 	return b, nil
 }

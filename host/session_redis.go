@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/url"
 	"strings"
 	"time"
 
@@ -16,16 +17,23 @@ import (
 type redisBackend struct {
 	c      *redis.Client
 	prefix string
+	addr   string // host:port, for the log
 }
 
-// newRedisBackend connects to addr, "host:port" or a redis:// URL, and
-// checks that the server answers.
-func newRedisBackend(addr string) (*redisBackend, error) {
+// newRedisBackend connects to addr, "host:port" or a URL that
+// redis.ParseURL reads (redis://, rediss://, unix://), and checks that the
+// server answers; from names the setting addr came from, for errors.
+func newRedisBackend(addr, from string) (*redisBackend, error) {
 	var opt *redis.Options
 	if strings.Contains(addr, "://") {
 		var err error
 		if opt, err = redis.ParseURL(addr); err != nil {
-			return nil, fmt.Errorf("zealgo: session redis %q: %w", addr, err)
+			// url.Error quotes the whole URL, password included.
+			var ue *url.Error
+			if errors.As(err, &ue) {
+				err = ue.Err
+			}
+			return nil, fmt.Errorf("zealgo: session redis %q (%s): %w", redactURL(addr), from, err)
 		}
 	} else {
 		opt = &redis.Options{Addr: addr}
@@ -35,9 +43,19 @@ func newRedisBackend(addr string) (*redisBackend, error) {
 	defer cancel()
 	if err := c.Ping(ctx).Err(); err != nil {
 		_ = c.Close()
-		return nil, fmt.Errorf("zealgo: session redis at %s does not answer: %w", opt.Addr, err)
+		return nil, fmt.Errorf("zealgo: session redis at %s (%s) does not answer: %w", opt.Addr, from, err)
 	}
-	return &redisBackend{c: c, prefix: "zealgo:session:"}, nil
+	return &redisBackend{c: c, prefix: "zealgo:session:", addr: opt.Addr}, nil
+}
+
+// redactURL returns u without its password, for messages; a URL that does
+// not parse is not shown.
+func redactURL(u string) string {
+	p, err := url.Parse(u)
+	if err != nil {
+		return "(unparsable URL)"
+	}
+	return p.Redacted()
 }
 
 // Load implements SessionBackend.

@@ -33,6 +33,16 @@ import (
 // load balancer needs the same one.
 const SessionSecretEnv = "ZEALGO_SESSION_SECRET"
 
+// SessionRedisEnv is the environment variable that keeps sessions in Redis,
+// for several instances behind a load balancer: a redis URL such as
+// redis://127.0.0.1:6379/0, or rediss://user:password@host:6380/0 for TLS,
+// parsed with redis.ParseURL. It is read at start-up, where
+// SessionSecretEnv is, and used when neither Config.Session.Redis (set in
+// code, or by the serve flag --session-redis) nor Config.Session.Backend
+// is. Prefer it to the flag for a URL holding a password: a command line
+// is visible to every user of the machine.
+const SessionRedisEnv = "ZEALGO_SESSION_REDIS"
+
 // ErrSessionNotFound is what a SessionBackend returns for an id it does not
 // hold, or holds no longer.
 var ErrSessionNotFound = errors.New("zealgo: session not found")
@@ -50,8 +60,10 @@ type SessionConfig struct {
 	// days.
 	MaxAge time.Duration
 	// Redis, a "host:port" address or a redis:// URL, keeps sessions in
-	// Redis, for several instances behind a load balancer. Default: files
-	// under <DataDir>/sessions.
+	// Redis, for several instances behind a load balancer. The serve flag
+	// --session-redis sets it. Default: the ZEALGO_SESSION_REDIS
+	// environment variable (SessionRedisEnv), else files under
+	// <DataDir>/sessions.
 	Redis string
 	// Backend keeps sessions in a store of the application's own; it wins
 	// over Redis.
@@ -132,15 +144,20 @@ func (a *App) newSessionManager() (*sessionManager, error) {
 	if cfg.Secret != "" && len(cfg.Secret) < 32 {
 		return nil, fmt.Errorf("zealgo: the session secret is %d characters long; it needs at least 32", len(cfg.Secret))
 	}
+	redisFrom := "Config.Session.Redis or --session-redis"
+	if cfg.Redis == "" && cfg.Backend == nil {
+		cfg.Redis, redisFrom = os.Getenv(SessionRedisEnv), SessionRedisEnv
+	}
 	m := &sessionManager{cfg: cfg, log: a.log, dataDir: a.cfg.DataDir}
 	switch {
 	case cfg.Backend != nil:
 		m.backend = cfg.Backend
 	case cfg.Redis != "":
-		b, err := newRedisBackend(cfg.Redis)
+		b, err := newRedisBackend(cfg.Redis, redisFrom)
 		if err != nil {
 			return nil, err
 		}
+		a.log.Info("zealgo: sessions kept in Redis", "addr", b.addr, "from", redisFrom)
 		m.backend = b
 	default:
 		m.backend = &fileBackend{dir: filepath.Join(a.cfg.DataDir, "sessions")}
@@ -305,7 +322,7 @@ type serverStore struct{ m *sessionManager }
 // Get returns the session of the request; inside a zealgo application the
 // session cookie's session is the request's own Session.
 func (st *serverStore) Get(r *http.Request, name string) (*sessions.Session, error) {
-	if g := Context(r); g != nil && g.Session.m == st.m && name == st.m.cfg.CookieName {
+	if g := contextOf(r); g != nil && g.Session.m == st.m && name == st.m.cfg.CookieName {
 		return g.Session.raw(), nil
 	}
 	return st.New(r, name)
@@ -364,7 +381,7 @@ func (st *serverStore) Save(r *http.Request, w http.ResponseWriter, sess *sessio
 	if err := st.m.write(r, w, sess); err != nil {
 		return err
 	}
-	if g := Context(r); g != nil {
+	if g := contextOf(r); g != nil {
 		g.Session.savedBy(sess)
 	}
 	return nil

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/labstack/echo-contrib/session"
@@ -46,14 +47,22 @@ var sessionFiles = map[string]string{
 		return err
 	}
 	return map[string]any{"id": api.G().Session.ID()}`),
-	"api/s/del.go": handlerFile("del", `api.G().Session.Delete("name")
+	"api/s/del.go": handlerFile("del", `api.G().Session.Delete(api.String("key"))
 	return map[string]any{"ok": true}`),
 	"api/s/none.go": handlerFile("none", `return map[string]any{"untouched": true}`),
 }
 
 // sessionApp serves sessionFiles from a fresh root with the given data
-// directory and options.
+// directory and options, until the test ends.
 func sessionApp(t *testing.T, dataDir string, tlsServer bool, opts ...host.Option) (url string, app *host.App, client *http.Client) {
+	t.Helper()
+	url, app, client, _ = sessionAppStop(t, dataDir, tlsServer, opts...)
+	return url, app, client
+}
+
+// sessionAppStop is sessionApp with a func that stops the server and
+// closes the App before the test ends, as a process exiting would.
+func sessionAppStop(t *testing.T, dataDir string, tlsServer bool, opts ...host.Option) (url string, app *host.App, client *http.Client, stop func()) {
 	t.Helper()
 	root := testutil.WriteTree(t, sessionFiles)
 	opts = append([]host.Option{host.WithRoot(root), host.WithDataDir(dataDir),
@@ -70,8 +79,17 @@ func sessionApp(t *testing.T, dataDir string, tlsServer bool, opts ...host.Optio
 	} else {
 		srv = httptest.NewServer(h)
 	}
-	t.Cleanup(func() { srv.Close(); app.Close() })
-	return srv.URL, app, srv.Client()
+	var once sync.Once
+	stop = func() {
+		once.Do(func() {
+			srv.Close()
+			if err := app.Close(); err != nil {
+				t.Errorf("closing the app: %v", err)
+			}
+		})
+	}
+	t.Cleanup(stop)
+	return srv.URL, app, srv.Client(), stop
 }
 
 // sessionCookie returns the session cookie a response sets, or nil.
@@ -92,10 +110,14 @@ func sget(t *testing.T, c *http.Client, url string, ck *http.Cookie) (*http.Resp
 	return do(t, c, "GET", url, nil, "Cookie", ck.Name+"="+ck.Value)
 }
 
+// TestSessionSurvivesRequestsAndRestart: values survive requests and a
+// restart (the first App closed, a new one on the same data directory);
+// deleting the last value ends the session, for good.
 func TestSessionSurvivesRequestsAndRestart(t *testing.T) {
 	t.Setenv(host.SessionSecretEnv, "")
+	t.Setenv(host.SessionRedisEnv, "")
 	data := t.TempDir()
-	url, _, c := sessionApp(t, data, false)
+	url, _, c, stop := sessionAppStop(t, data, false)
 
 	// A request that never touches the session pays nothing: no cookie, no secret.
 	resp, _ := sget(t, c, url+"/api/s/none", nil)
@@ -123,21 +145,70 @@ func TestSessionSurvivesRequestsAndRestart(t *testing.T) {
 	if err != nil || fi.Mode().Perm() != 0o600 {
 		t.Fatalf("secret file: %v %v, want mode 0600", err, fi)
 	}
-	if ents, _ := os.ReadDir(filepath.Join(data, "sessions")); len(ents) != 1 {
-		t.Errorf("sessions dir holds %d files, want 1", len(ents))
+	sessionFileCount := func() int {
+		t.Helper()
+		ents, err := os.ReadDir(filepath.Join(data, "sessions"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for _, e := range ents {
+			if !strings.HasPrefix(e.Name(), ".") {
+				n++
+			}
+		}
+		return n
+	}
+	if n := sessionFileCount(); n != 1 {
+		t.Errorf("sessions dir holds %d files, want 1", n)
 	}
 
-	// A new App on the same data directory: same secret, same sessions.
-	url2, _, c2 := sessionApp(t, data, false)
-	if _, body = sget(t, c2, url2+"/api/s/get", ck); !strings.Contains(body, `"uid":42`) {
+	// A restart: the first App and its server stop, then a new App starts
+	// on the same data directory, with the same secret and sessions.
+	stop()
+	if _, err := c.Get(url + "/api/s/none"); err == nil {
+		t.Fatal("the first server still answers after it was stopped")
+	}
+	url, _, c, stop = sessionAppStop(t, data, false)
+	_, body = sget(t, c, url+"/api/s/get", ck)
+	if !strings.Contains(body, `"uid":42`) || !strings.Contains(body, `"name":"ann"`) || !strings.Contains(body, want) {
 		t.Fatalf("after restart: %s", body)
 	}
-	// Deleting the last value ends the session... but user_id remains here.
-	resp, _ = sget(t, c2, url2+"/api/s/del", ck)
-	if _, body = sget(t, c2, url2+"/api/s/get", ck); !strings.Contains(body, `"name":""`) || !strings.Contains(body, `"uid":42`) {
-		t.Fatalf("after delete: %s", body)
+
+	// Deleting values one by one: the session lives on while one is left.
+	if resp, body = sget(t, c, url+"/api/s/del?key=name", ck); resp.StatusCode != 200 || sessionCookie(resp) == nil {
+		t.Fatalf("delete name: %d %v %s", resp.StatusCode, resp.Header, body)
 	}
-	_ = resp
+	if _, body = sget(t, c, url+"/api/s/get", ck); !strings.Contains(body, `"name":""`) || !strings.Contains(body, `"uid":42`) {
+		t.Fatalf("after deleting name: %s", body)
+	}
+	for _, k := range []string{"n", "f", "half"} {
+		sget(t, c, url+"/api/s/del?key="+k, ck)
+	}
+	if _, body = sget(t, c, url+"/api/s/get", ck); !strings.Contains(body, `"uid":42`) || !strings.Contains(body, `"n":0`) {
+		t.Fatalf("with user_id left: %s", body)
+	}
+	// The last value: the session is removed from the store, its cookie cleared.
+	resp, body = sget(t, c, url+"/api/s/del?key=user_id", ck)
+	cleared := sessionCookie(resp)
+	if resp.StatusCode != 200 || cleared == nil || cleared.MaxAge >= 0 || cleared.Value != "" {
+		t.Fatalf("delete the last value: %d cookie %+v %s", resp.StatusCode, cleared, body)
+	}
+	if n := sessionFileCount(); n != 0 {
+		t.Errorf("sessions dir holds %d files after the last value was deleted, want 0", n)
+	}
+	noSession := `"ok":false,"uid":0`
+	if _, body = sget(t, c, url+"/api/s/get", ck); !strings.Contains(body, `"id":""`) || !strings.Contains(body, noSession) ||
+		!strings.Contains(body, `"name":""`) {
+		t.Fatalf("the next request after deleting the last value: %s", body)
+	}
+	// And after another restart, the old cookie still finds nothing.
+	stop()
+	url, _, c, _ = sessionAppStop(t, data, false)
+	if resp, body = sget(t, c, url+"/api/s/get", ck); !strings.Contains(body, `"id":""`) || !strings.Contains(body, noSession) ||
+		sessionCookie(resp) != nil {
+		t.Fatalf("after the last value was deleted and a restart: %v %s", resp.Header, body)
+	}
 }
 
 func TestSessionRotateAndDestroy(t *testing.T) {
