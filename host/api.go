@@ -85,12 +85,13 @@ func (a *API) SetContentType(t string) { a.Res.Header().Set("Content-Type", t) }
 // form fields, cookies and server variables.
 func (a *API) G() *RequestContext {
 	if a.g == nil {
-		g := Context(a.r)
+		g := contextOf(a.r) // not Context: the input step has read the body
 		if g == nil {
 			g = newRequestContext(a.app, a.r, nil)
 		}
 		if a.Req != nil && a.Req.Post != nil {
 			g.Post = a.Req.Post
+			g.postRead = true
 		}
 		g.Session.bind(a.Res)
 		a.g = g

@@ -40,6 +40,7 @@ type App struct {
 	initOnce sync.Once
 	initErr  error
 	started  bool
+	worker   bool // this process is a task worker (serveWorker)
 	dirs     appDirs
 	echo     *echo.Echo
 	root     http.Handler // outermost layer, global middleware, then echo
@@ -104,7 +105,9 @@ func (a *App) Symbols(s interp.Exports) {
 // OnTaskFinish sets the callback that receives each task's result or
 // error in the server process. The default logs it. Calls come one at a
 // time, in the order tasks finish, from a goroutine of their own; result
-// is the task's return value as JSON decodes it, err a *TaskError.
+// is the task's return value as JSON decodes it, except that a whole
+// number that fits arrives as an int64 (other numbers as float64); err is
+// a *TaskError.
 func (a *App) OnTaskFinish(f func(id int64, result any, err error)) {
 	a.mustConfigure()
 	a.onTaskFinish = f
@@ -218,10 +221,12 @@ func (a *App) Handler() (http.Handler, error) {
 }
 
 // Serve answers requests on ln until ctx is done, then shuts down
-// gracefully within Config.ShutdownTimeout.
+// gracefully within Config.ShutdownTimeout. It closes ln when it returns,
+// also when the application fails to start.
 func (a *App) Serve(ctx context.Context, ln net.Listener) error {
 	h, err := a.Handler()
 	if err != nil {
+		ln.Close() // Serve owns ln, whether it serves or not
 		return err
 	}
 	srv := &http.Server{Handler: h, Addr: ln.Addr().String(), ErrorLog: slog.NewLogLogger(a.log.Handler(), slog.LevelWarn)}

@@ -18,6 +18,10 @@ type lifecycle struct {
 // request: the place to open a database under Config().DataDir. An error
 // stops the start-up. Hooks run in registration order. The check and
 // routes commands do not start the application and run no hook.
+//
+// Hooks run in the server and again in each task worker process, so that
+// what they open is there for tasks too; a hook that starts background
+// work meant to run once (a scheduler, a cleaner) checks IsTaskWorker.
 func (a *App) OnStart(f func(*App) error) {
 	a.mustConfigure()
 	a.lifecycle.mu.Lock()
@@ -27,7 +31,8 @@ func (a *App) OnStart(f func(*App) error) {
 
 // OnStop registers f to run once when the application closes (after a
 // graceful shutdown, or Close), in reverse registration order: the place
-// to close a database opened by OnStart.
+// to close a database opened by OnStart. A task worker runs the hooks
+// too, when it exits.
 func (a *App) OnStop(f func()) {
 	a.mustConfigure()
 	a.lifecycle.mu.Lock()
@@ -57,3 +62,7 @@ func (l *lifecycle) stop() {
 		hooks[i]()
 	}
 }
+
+// IsTaskWorker reports whether this process is a task worker, started by
+// the server to run tasks, rather than the server itself.
+func (a *App) IsTaskWorker() bool { return a.worker }

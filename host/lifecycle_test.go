@@ -3,6 +3,7 @@ package host_test
 import (
 	"context"
 	"errors"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -64,5 +65,23 @@ func TestLifecycleHooks(t *testing.T) {
 	failing.OnStart(func(*host.App) error { return boom })
 	if _, err := failing.Handler(); !errors.Is(err, boom) {
 		t.Errorf("a failing OnStart: %v, want it wrapped", err)
+	}
+}
+
+// TestServeClosesListenerOnFailedStart: when the application cannot
+// start, Serve returns the reason and closes the listener it was given.
+func TestServeClosesListenerOnFailedStart(t *testing.T) {
+	app := host.New(host.WithRoot(t.TempDir()), host.WithLogOutput(&testutil.Buffer{}, 0))
+	app.OnStart(func(*host.App) error { return errors.New("no database") })
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	if err := app.Serve(context.Background(), ln); err == nil || !strings.Contains(err.Error(), "no database") {
+		t.Fatalf("Serve: %v", err)
+	}
+	if _, err := ln.Accept(); !errors.Is(err, net.ErrClosed) {
+		t.Fatalf("Accept after a failed Serve: %v; want the listener closed", err)
 	}
 }

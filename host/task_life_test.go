@@ -301,6 +301,7 @@ func hookedApp(app *host.App) {
 	app.Provide(store)
 	app.OnStart(func(a *host.App) error {
 		store.Store("open", a.Config().DataDir)
+		store.Store("worker", a.IsTaskWorker())
 		return nil
 	})
 	app.OnStop(func() {
@@ -319,7 +320,8 @@ func TestTaskWorkerHooks(t *testing.T) {
 		"task/open.go": taskFile("open", `"os"
 	"sync"`, `func(store *sync.Map) any {
 	dir, ok := store.Load("open")
-	return map[string]any{"open": ok, "dir": dir, "pid": os.Getpid()}
+	worker, _ := store.Load("worker")
+	return map[string]any{"open": ok, "dir": dir, "pid": os.Getpid(), "worker": worker}
 }`),
 	})
 	sink := newTaskSink()
@@ -345,11 +347,14 @@ func TestTaskWorkerHooks(t *testing.T) {
 	}
 	f := sink.wait(t, id)
 	m, _ := f.result.(map[string]any)
-	if f.err != nil || m["open"] != true || m["dir"] != data {
+	if f.err != nil || m["open"] != true || m["dir"] != data || m["worker"] != true {
 		t.Fatalf("the provided store inside a task: %v %v; want it opened by OnStart with the data directory %s", f.result, f.err, data)
 	}
 	if len(pids) != 1 || m["pid"] != int64(pids[0]) {
 		t.Fatalf("the task ran in pid %v, the worker is %v", m["pid"], pids)
+	}
+	if app.IsTaskWorker() {
+		t.Error("the server process says it is a task worker")
 	}
 	closeApp()
 	if _, err := os.Stat(filepath.Join(data, fmt.Sprintf("stopped-%d", pids[0]))); err != nil {

@@ -82,7 +82,7 @@ func (a *App) serveWorker(ctx context.Context, in io.Reader, out, stderr io.Writ
 	if a.cfg.Logger == nil {
 		a.cfg.Logger = slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
-	a.started = true
+	a.started, a.worker = true, true
 	if err := a.prepare(); err != nil {
 		return err
 	}
