@@ -1,7 +1,6 @@
 package host
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -85,13 +84,11 @@ func setDefaultType(res *Response, t string) {
 }
 
 func writeJSON(res *Response, v any) error {
-	b, err := json.Marshal(v)
-	if err != nil {
+	if err := res.encodeJSON(v); err != nil {
 		return fmt.Errorf("zealgo: the handler's result cannot be encoded as JSON: %w", err)
 	}
 	setDefaultType(res, contentJSON)
-	_, err = res.Write(b)
-	return err
+	return nil
 }
 
 // stream sends each string seq yields as a chunk, flushed as it comes.

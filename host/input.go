@@ -29,8 +29,8 @@ type parsedInput struct {
 // for GET, HEAD and DELETE; query and body merged (body wins) for POST; the
 // body alone for PUT and PATCH. Bodies may be form-encoded, multipart or
 // JSON. Strings are trimmed and stripped of HTML tags.
-func parseInput(r *http.Request, query url.Values, limit int64) (*parsedInput, *Error) {
-	p := &parsedInput{input: map[string]any{}, post: url.Values{}}
+func parseInput(p *parsedInput, r *http.Request, query url.Values, limit int64) *Error {
+	*p = parsedInput{input: map[string]any{}, post: url.Values{}}
 	withQuery, withBody := true, false
 	switch r.Method {
 	case http.MethodPost:
@@ -44,31 +44,31 @@ func parseInput(r *http.Request, query url.Values, limit int64) (*parsedInput, *
 		}
 	}
 	if !withBody {
-		return p, nil
+		return nil
 	}
 	body, err := readBody(r, limit)
 	if err != nil {
 		if errors.Is(err, errTooLarge) {
-			return nil, errorf(http.StatusRequestEntityTooLarge, CodeRequestEntityLarge,
+			return errorf(http.StatusRequestEntityTooLarge, CodeRequestEntityLarge,
 				"the request body is larger than %d bytes", limit)
 		}
-		return nil, errorf(http.StatusBadRequest, CodeInvalidBody, "the request body could not be read")
+		return errorf(http.StatusBadRequest, CodeInvalidBody, "the request body could not be read")
 	}
 	p.body = body
 	if len(body) == 0 {
-		return p, nil
+		return nil
 	}
 	mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	switch {
 	case mt == "application/x-www-form-urlencoded":
 		vals, err := url.ParseQuery(string(body))
 		if err != nil {
-			return nil, errorf(http.StatusBadRequest, CodeInvalidBody, "the form body is malformed: %v", err)
+			return errorf(http.StatusBadRequest, CodeInvalidBody, "the form body is malformed: %v", err)
 		}
 		p.post = vals
 	case mt == "multipart/form-data":
 		if err := r.ParseMultipartForm(maxMemory); err != nil {
-			return nil, errorf(http.StatusBadRequest, CodeInvalidBody, "the multipart body is malformed: %v", err)
+			return errorf(http.StatusBadRequest, CodeInvalidBody, "the multipart body is malformed: %v", err)
 		}
 		if r.MultipartForm != nil {
 			p.post = url.Values(r.MultipartForm.Value)
@@ -79,19 +79,19 @@ func parseInput(r *http.Request, query url.Values, limit int64) (*parsedInput, *
 		dec.UseNumber()
 		var v any
 		if err := dec.Decode(&v); err != nil {
-			return nil, errorf(http.StatusBadRequest, CodeInvalidBody, "the JSON body is malformed: %v", err)
+			return errorf(http.StatusBadRequest, CodeInvalidBody, "the JSON body is malformed: %v", err)
 		}
 		if obj, ok := v.(map[string]any); ok {
 			for k, x := range obj {
 				p.input[k] = clean(x)
 			}
 		}
-		return p, nil
+		return nil
 	}
 	for k, v := range p.post {
 		p.input[k] = cleanValues(v)
 	}
-	return p, nil
+	return nil
 }
 
 func nopBody(b []byte) *readCloser { return &readCloser{bytes.NewReader(b)} }

@@ -2,7 +2,9 @@ package host
 
 import (
 	"bytes"
+	"encoding/json"
 	"net/http"
+	"sync"
 )
 
 // bufferLimit is how much a Response holds back before it sends its header
@@ -21,7 +23,7 @@ type Response struct {
 
 	status    int
 	committed bool
-	buf       bytes.Buffer
+	buf       *bytes.Buffer // from bufPool, while something is held back
 	wrote     bool
 	before    []func(*Response)
 }
@@ -49,7 +51,7 @@ func (r *Response) Write(b []byte) (int, error) {
 	if r.committed {
 		return r.Parent.Write(b)
 	}
-	n, _ := r.buf.Write(b)
+	n, _ := r.buffer().Write(b)
 	if r.buf.Len() > bufferLimit {
 		if err := r.commit(); err != nil {
 			return n, err
@@ -59,7 +61,19 @@ func (r *Response) Write(b []byte) (int, error) {
 }
 
 // WriteString is Write for a string.
-func (r *Response) WriteString(s string) (int, error) { return r.Write([]byte(s)) }
+func (r *Response) WriteString(s string) (int, error) {
+	if r.committed {
+		return r.Write([]byte(s))
+	}
+	r.wrote = true
+	n, _ := r.buffer().WriteString(s)
+	if r.buf.Len() > bufferLimit {
+		if err := r.commit(); err != nil {
+			return n, err
+		}
+	}
+	return n, nil
+}
 
 // Status returns the status code set so far (200 if none).
 func (r *Response) Status() int {
@@ -92,10 +106,56 @@ func (r *Response) reset() bool {
 	if r.committed {
 		return false
 	}
-	r.buf.Reset()
+	r.release()
 	r.status = 0
 	r.wrote = false
 	return true
+}
+
+// bufPool holds the buffers of Responses, so that a request costs no
+// allocation for its body.
+var bufPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+// buffer returns the body buffer, taking one from the pool if needed.
+func (r *Response) buffer() *bytes.Buffer {
+	if r.buf == nil {
+		r.buf = bufPool.Get().(*bytes.Buffer)
+	}
+	return r.buf
+}
+
+// release gives the body buffer back to the pool, emptied. A buffer grown
+// past the limit at which a Response writes through is let go instead.
+func (r *Response) release() {
+	if r.buf == nil {
+		return
+	}
+	if r.buf.Cap() <= 2*bufferLimit {
+		r.buf.Reset()
+		bufPool.Put(r.buf)
+	}
+	r.buf = nil
+}
+
+// encodeJSON writes v as JSON, without the newline json.Encoder ends it
+// with, encoding straight into the body buffer when nothing is in it yet.
+func (r *Response) encodeJSON(v any) error {
+	if r.committed || (r.buf != nil && r.buf.Len() > 0) {
+		b, err := json.Marshal(v)
+		if err != nil {
+			return err
+		}
+		_, err = r.Write(b)
+		return err
+	}
+	buf := r.buffer()
+	if err := json.NewEncoder(buf).Encode(v); err != nil {
+		buf.Reset()
+		return err
+	}
+	buf.Truncate(buf.Len() - 1) // the newline
+	r.wrote = true
+	return nil
 }
 
 // commit sends the header and the buffered body.
@@ -110,10 +170,13 @@ func (r *Response) commit() error {
 	}
 	r.committed = true
 	r.Parent.WriteHeader(r.Status())
-	if r.buf.Len() == 0 {
+	if r.buf == nil {
 		return nil
 	}
-	_, err := r.Parent.Write(r.buf.Bytes())
-	r.buf.Reset()
+	var err error
+	if r.buf.Len() > 0 {
+		_, err = r.Parent.Write(r.buf.Bytes())
+	}
+	r.release()
 	return err
 }
