@@ -266,12 +266,27 @@ func (a *App) compile(dir, path string) (*interp.Program, string, error) {
 		}})
 	if err != nil {
 		var ce *interp.Error
-		if errors.As(err, &ce) && strings.Contains(ce.Msg, "unable to find source related to: \""+typeAPI.Elem().PkgPath()) {
-			ce.Msg += " (the application must register the host symbols: app.Symbols(symbols.Symbols))"
+		if errors.As(err, &ce) {
+			ce.Msg = unlinkedHint(ce.Msg)
 		}
 		return nil, rel, err
 	}
 	return prog, rel, nil
+}
+
+// unlinkedHint rewrites Yaegi's message for an import it has no symbols
+// for, which speaks of GOPATH, into what the application must do.
+func unlinkedHint(msg string) string {
+	_, after, ok := strings.Cut(msg, "unable to find source related to: \"")
+	if !ok {
+		return msg
+	}
+	pkg, _, _ := strings.Cut(after, "\"")
+	if pkg == typeAPI.Elem().PkgPath() {
+		return "package " + pkg + " is not linked into this binary: the application must register the host symbols with app.Symbols(symbols.Symbols)"
+	}
+	return "package " + pkg + " is not linked into this binary: interpreted files can import only the standard library and the packages " +
+		"whose symbol tables (yaegi extract) the application registers with app.Symbols; run the application's own binary (e.g. go run ./sample check)"
 }
 
 // buildAPI compiles an API handler file for the cache.

@@ -66,6 +66,8 @@ func TestCheckReportsEveryProblem(t *testing.T) {
 		"task/report.go":      head + "var report = func(n int) any { return n }\n",
 		"task/nameless.go":    head + "var other = func() any { return nil }\n",
 		"public/css/site.css": "body{}",
+		"api/unlinked.go": "//go:build ignore\n\npackage main\n\nimport \"example.com/shop/store\"\n\n" +
+			"var unlinked = func(s *store.Store) any { return nil }\n",
 	})
 	out, errOut, code := run(t, "check", "--root", root)
 	if code != 1 {
@@ -76,6 +78,9 @@ func TestCheckReportsEveryProblem(t *testing.T) {
 		"api/typo/a.go:8:9: api.Respnse is no method or field of *host.API; did you mean Response?",
 		"public/broken.go:7:47: undefined: undefinedName",
 		"task/nameless.go: a task file must declare var nameless = func(args...) any",
+		"api/unlinked.go:5:8: package example.com/shop/store is not linked into this binary: interpreted files can import only " +
+			"the standard library and the packages whose symbol tables (yaegi extract) the application registers with app.Symbols; " +
+			"run the application's own binary (e.g. go run ./sample check)",
 	}
 	for _, w := range want {
 		if !strings.Contains(out, w+"\n") {
@@ -85,7 +90,7 @@ func TestCheckReportsEveryProblem(t *testing.T) {
 	if n := strings.Count(out, "\n"); n != len(want) {
 		t.Errorf("check printed %d lines, want %d:\n%s", n, len(want), out)
 	}
-	if !strings.Contains(errOut, "4 problem(s) in 7 file(s)") {
+	if !strings.Contains(errOut, "5 problem(s) in 8 file(s)") {
 		t.Errorf("summary: %s", errOut)
 	}
 	clean := testutil.WriteTree(t, map[string]string{"api/good.go": head + "var good = func(api *host.API) any { return nil }\n"})
