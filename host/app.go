@@ -173,13 +173,7 @@ func (a *App) setup() error {
 	if a.sessions, err = a.newSessionManager(); err != nil {
 		return err
 	}
-	a.api, err = interp.NewCache(a.buildAPI, interp.CacheOptions{
-		Debounce:   a.cfg.ReloadDebounce,
-		MaxEntries: a.cfg.MaxLoadedFiles,
-		IdleTTL:    a.cfg.UnloadIdle,
-		OnReload:   a.logReload,
-		OnError:    func(err error) { a.log.Error("zealgo: file watcher", "err", err) },
-	})
+	a.api, err = interp.NewCache(a.buildHandlers(a.dirs.api), a.cacheOptions())
 	if err != nil {
 		return err
 	}

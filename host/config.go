@@ -39,10 +39,10 @@ type Config struct {
 	ReloadDebounce time.Duration
 	// ShutdownTimeout bounds a graceful shutdown. Default 10s.
 	ShutdownTimeout time.Duration
-	// MaxLoadedFiles bounds how many compiled handler files (each an
-	// interpreter) stay in memory: loading one more unloads the least
-	// recently used, which is compiled again on its next request. Default 0:
-	// no bound.
+	// MaxLoadedFiles bounds how many compiled files (each an interpreter)
+	// stay in memory, for each of api/ and public/ (and task/ in each task
+	// worker): loading one more unloads the least recently used, which is
+	// compiled again on its next request. Default 0: no bound.
 	MaxLoadedFiles int
 	// UnloadIdle unloads a compiled handler file not requested within it;
 	// it is compiled again on its next request. Default 0: never.

@@ -289,18 +289,33 @@ func unlinkedHint(msg string) string {
 		"whose symbol tables (yaegi extract) the application registers with app.Symbols; run the application's own binary (e.g. go run ./sample check)"
 }
 
-// buildAPI compiles an API handler file for the cache.
-func (a *App) buildAPI(path string) (*handlerFile, error) {
-	prog, rel, err := a.compile(a.dirs.api, path)
-	if err != nil {
-		return nil, err
+// buildHandlers returns the build func of a cache of the handler or page
+// files under dir: compile, sort the funcs, wrap the file's middleware.
+func (a *App) buildHandlers(dir string) func(path string) (*handlerFile, error) {
+	return func(path string) (*handlerFile, error) {
+		prog, rel, err := a.compile(dir, path)
+		if err != nil {
+			return nil, err
+		}
+		f, err := a.analyze(prog, rel)
+		if err != nil {
+			return nil, err
+		}
+		f.serve = chain(http.HandlerFunc(a.invoke), f.mw)
+		return f, nil
 	}
-	f, err := a.analyze(prog, rel)
-	if err != nil {
-		return nil, err
+}
+
+// cacheOptions are the options of every cache of compiled files: reload
+// debounce, the memory bound, and logging.
+func (a *App) cacheOptions() interp.CacheOptions {
+	return interp.CacheOptions{
+		Debounce:   a.cfg.ReloadDebounce,
+		MaxEntries: a.cfg.MaxLoadedFiles,
+		IdleTTL:    a.cfg.UnloadIdle,
+		OnReload:   a.logReload,
+		OnError:    func(err error) { a.log.Error("zealgo: file watcher", "err", err) },
 	}
-	f.serve = chain(http.HandlerFunc(a.invoke), f.mw)
-	return f, nil
 }
 
 // invoke calls the handler func picked for the request, with its input

@@ -55,11 +55,7 @@ type publicState struct {
 // setupPublic makes the page cache; called from setup.
 func (a *App) setupPublic() error {
 	var err error
-	a.pages, err = interp.NewCache(a.buildPage, interp.CacheOptions{
-		Debounce: a.cfg.ReloadDebounce,
-		OnReload: a.logReload,
-		OnError:  func(err error) { a.log.Error("zealgo: file watcher", "err", err) },
-	})
+	a.pages, err = interp.NewCache(a.buildHandlers(a.dirs.public), a.cacheOptions())
 	if err != nil {
 		return err
 	}
@@ -79,20 +75,6 @@ func (a *App) closePublic() error {
 	}
 	errs = append(errs, a.pub.tpl.close())
 	return errors.Join(errs...)
-}
-
-// buildPage compiles a page file for the cache.
-func (a *App) buildPage(path string) (*handlerFile, error) {
-	prog, rel, err := a.compile(a.dirs.public, path)
-	if err != nil {
-		return nil, err
-	}
-	f, err := a.analyze(prog, rel)
-	if err != nil {
-		return nil, err
-	}
-	f.serve = chain(http.HandlerFunc(a.invoke), f.mw)
-	return f, nil
 }
 
 // publicPath is a request path outside /api, split into checked segments.

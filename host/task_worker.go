@@ -90,13 +90,7 @@ func (a *App) serveWorker(ctx context.Context, in io.Reader, out, stderr io.Writ
 	if err := a.lifecycle.start(a); err != nil {
 		return fmt.Errorf("zealgo: worker: %w", err)
 	}
-	cache, err := interp.NewCache(a.buildTask, interp.CacheOptions{
-		Debounce:   a.cfg.ReloadDebounce,
-		MaxEntries: a.cfg.MaxLoadedFiles,
-		IdleTTL:    a.cfg.UnloadIdle,
-		OnReload:   a.logReload,
-		OnError:    func(err error) { a.log.Error("zealgo: file watcher", "err", err) },
-	})
+	cache, err := interp.NewCache(a.buildTask, a.cacheOptions())
 	if err != nil {
 		return err
 	}
