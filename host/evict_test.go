@@ -76,6 +76,21 @@ func TestEvictLoadedFiles(t *testing.T) {
 	}
 }
 
+// TestEvictPages: the bound on loaded files covers public/ pages too.
+func TestEvictPages(t *testing.T) {
+	ta := newTestApp(t, map[string]string{
+		"public/a.go": counterFile("a"),
+		"public/b.go": counterFile("b"),
+		"public/c.go": counterFile("c"),
+	}, host.WithMaxLoadedFiles(2))
+	// a, b, c: a goes; c stays; a comes back compiled afresh.
+	for i, s := range []evictStep{{"a", 0, 1}, {"b", 0, 1}, {"c", 0, 1}, {"c", 0, 2}, {"a", 0, 1}} {
+		if got := evictCount(t, ta.srv.URL+"/"+s.file); got != s.want {
+			t.Fatalf("step %d (/%s): count %d, want %d", i, s.file, got, s.want)
+		}
+	}
+}
+
 // TestEvictRecompilesChangedFile checks that a file unloaded by the cap and
 // edited meanwhile comes back with its new content.
 func TestEvictRecompilesChangedFile(t *testing.T) {
