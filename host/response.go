@@ -32,8 +32,6 @@ type Response struct {
 // the last moment to set headers and cookies (sessions save here).
 func (r *Response) BeforeCommit(f func(*Response)) { r.before = append(r.before, f) }
 
-func newResponse(w http.ResponseWriter) *Response { return &Response{Parent: w} }
-
 // Header returns the response headers; they are sent with the first flush.
 func (r *Response) Header() http.Header { return r.Parent.Header() }
 

@@ -62,7 +62,6 @@ func TestCompileShadowedMinIsFine(t *testing.T) {
 }
 
 func TestCompileVarsAndSymbols(t *testing.T) {
-	type greeter struct{ Name string }
 	syms := interp.Exports{"example.com/greet/greet": {
 		"Hello": reflect.ValueOf(func(n string) string { return "hello " + n }),
 	}}
