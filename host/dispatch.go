@@ -22,10 +22,12 @@ import (
 // reqState travels in the request context from the outermost layer to the
 // handler call.
 type reqState struct {
-	id    string
-	route *apiRoute
-	file  *handlerFile
-	fn    *handlerFunc
+	id       string
+	idHeader [1]string // the X-Request-Id header's value slice
+	route    *apiRoute // &rt once resolved
+	rt       apiRoute
+	file     *handlerFile
+	fn       *handlerFunc
 
 	app       *App
 	res       *echo.Response  // the outermost response, for session saving
@@ -85,7 +87,8 @@ func (a *App) outermost(next http.Handler) http.Handler {
 		res := echo.NewResponse(w, a.echo)
 		st := &reqState{id: newRequestID(r), app: a, res: res}
 		r = r.WithContext(context.WithValue(r.Context(), stateKey{}, st))
-		res.Header().Set("X-Request-Id", st.id)
+		st.idHeader[0] = st.id
+		res.Header()["X-Request-Id"] = st.idHeader[:] // canonical key; no allocation of its own
 		defer func() {
 			if p := recover(); p != nil {
 				if p == http.ErrAbortHandler {
@@ -154,12 +157,13 @@ func (a *App) serveAPI(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	st := stateOf(r)
-	st.route = rt
+	st.rt = rt
+	st.route = &st.rt
 	if r.Method == http.MethodOptions {
 		if a.servePreflight(w, r, st) {
 			return
 		}
-		f, e := a.loadAPI(rt)
+		f, e := a.loadAPI(st.route)
 		if e != nil {
 			writeError(w, e)
 			return

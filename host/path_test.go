@@ -45,6 +45,24 @@ func TestParseAPIPath(t *testing.T) {
 	}
 }
 
+// FuzzPlainAPIPath: the fast path of parseAPIPath, when it answers,
+// answers as the full parse does.
+func FuzzPlainAPIPath(f *testing.F) {
+	for _, s := range []string{"device/list", "users", "a/b/c", "a//b", "a/", "", "x.go", "a%2fb", "é"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, p string) {
+		module, action, ok := plainAPIPath(p)
+		if !ok {
+			return
+		}
+		m2, a2, e := unescapeAPIPath(p)
+		if e != nil || m2 != module || a2 != action {
+			t.Fatalf("%q: fast path %q %q, full parse %q %q %v", p, module, action, m2, a2, e)
+		}
+	})
+}
+
 // FuzzResolveAPI: whatever the request target, resolution never panics and
 // never names a file outside the api directory.
 func FuzzResolveAPI(f *testing.F) {

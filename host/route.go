@@ -40,7 +40,16 @@ func parseAPIPath(rest string) (module, action string, e *Error) {
 	if rest[0] != '/' {
 		return "", "", errorf(http.StatusNotFound, CodeMethodNotFound, "no such endpoint")
 	}
-	segs := strings.Split(rest[1:], "/")
+	if module, action, ok := plainAPIPath(rest[1:]); ok {
+		return module, action, nil
+	}
+	return unescapeAPIPath(rest[1:])
+}
+
+// unescapeAPIPath is parseAPIPath for p, the path after "/api/", by
+// unescaping each segment and checking it.
+func unescapeAPIPath(p string) (module, action string, e *Error) {
+	segs := strings.Split(p, "/")
 	for i, s := range segs {
 		u, err := url.PathUnescape(s)
 		if err != nil {
@@ -62,16 +71,36 @@ func parseAPIPath(rest string) (module, action string, e *Error) {
 	return strings.Join(segs[:last], "/"), segs[last], nil
 }
 
+// plainAPIPath is parseAPIPath's fast path for the common case, a path
+// with nothing escaped: module and action are slices of p, with no
+// allocation. It reports false when p needs the full parse.
+func plainAPIPath(p string) (module, action string, ok bool) {
+	start := 0
+	for i := 0; i <= len(p); i++ {
+		if i < len(p) && p[i] != '/' {
+			continue
+		}
+		if !validName(p[start:i]) {
+			return "", "", false
+		}
+		start = i + 1
+	}
+	if i := strings.LastIndexByte(p, '/'); i >= 0 {
+		return p[:i], p[i+1:], true
+	}
+	return "", p, true
+}
+
 // resolveAPI maps the request path to a handler file under dir.
-func resolveAPI(dir string, r *http.Request) (*apiRoute, *Error) {
+func resolveAPI(dir string, r *http.Request) (apiRoute, *Error) {
 	p := r.URL.EscapedPath()
 	rest, ok := strings.CutPrefix(p, "/api")
 	if !ok {
-		return nil, errorf(http.StatusNotFound, CodeMethodNotFound, "no such endpoint")
+		return apiRoute{}, errorf(http.StatusNotFound, CodeMethodNotFound, "no such endpoint")
 	}
 	module, action, e := parseAPIPath(rest)
 	if e != nil {
-		return nil, e
+		return apiRoute{}, e
 	}
 	// Every segment passed validName (no dot, separator or empty one) and
 	// dir is clean, so concatenation gives what filepath.Join would, without
@@ -81,7 +110,7 @@ func resolveAPI(dir string, r *http.Request) (*apiRoute, *Error) {
 	if module != "" {
 		file = dir + sep + filepath.FromSlash(module) + sep + action + ".go"
 	}
-	return &apiRoute{module: module, action: action, file: file}, nil
+	return apiRoute{module: module, action: action, file: file}, nil
 }
 
 // within reports whether path lies inside dir; both must be clean.
