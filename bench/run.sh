@@ -130,6 +130,7 @@ UPTIME_BEFORE=$(uptime)
 ROWS=(
 	"get-ref|1. JSON /api/php/get?a=1&b=two|bare Echo, handler compiled (reference)|$RPORT|/api/php/get?a=1&b=two||$CONNS"
 	"get-z|1. JSON /api/php/get?a=1&b=two|zealgo, handler interpreted|$ZPORT|/api/php/get?a=1&b=two|get-ref|$CONNS"
+	"get-h|1. JSON /api/php/get?a=1&b=two|zealgo, body in a compiled helper (the floor: framework + one interpreted call)|$ZPORT|/api/bench/gethelper?a=1&b=two|get-ref|$CONNS"
 	"work-ref|2. build + JSON-encode 100 records|bare Echo, compiled (reference)|$RPORT|/api/bench/work||$CONNS"
 	"work-z|2. build + JSON-encode 100 records|zealgo, loop interpreted|$ZPORT|/api/bench/work|work-ref|$CONNS"
 	"work-h|2. build + JSON-encode 100 records|zealgo, loop in a compiled helper (Provide)|$ZPORT|/api/bench/helper|work-ref|$CONNS"
@@ -139,7 +140,7 @@ ROWS=(
 STATIC_STATUS=$(http_status "$ZPORT" /file4k.txt)
 if [ "$STATIC_STATUS" != 200 ]; then
 	log "zealgo does not serve public/file4k.txt (status $STATIC_STATUS): static scenario skipped"
-	ROWS=("${ROWS[@]:0:5}")
+	ROWS=("${ROWS[@]:0:6}")
 fi
 
 declare -A RPS P50 P99 ERRS RAW
