@@ -369,3 +369,30 @@ func TestServeTaskWorkers(t *testing.T) {
 		t.Errorf("log:\n%s", logs)
 	}
 }
+
+// TestServePortFromEnvironment: without --addr, serve listens on :$PORT,
+// as platforms that set PORT expect.
+func TestServePortFromEnvironment(t *testing.T) {
+	root := testutil.WriteTree(t, map[string]string{"api/ping.go": head + "var ping = func(api *host.API) any { return \"pong\" }\n"})
+	_, port, _ := net.SplitHostPort(freeAddr(t))
+	logs := &testutil.Buffer{}
+	cmd := exec.Command(binary, "serve", "--root", root)
+	cmd.Env = append(os.Environ(), "PORT="+port)
+	cmd.Stderr = logs
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	url := "http://127.0.0.1:" + port + "/api/ping"
+	testutil.WaitFor(t, 10*time.Second, "serve on $PORT", func() bool {
+		resp, err := http.Get(url)
+		if err != nil {
+			return false
+		}
+		resp.Body.Close()
+		return resp.StatusCode == 200
+	})
+	if !strings.Contains(logs.String(), "addr=:"+port) {
+		t.Errorf("log does not name :%s:\n%s", port, logs.String())
+	}
+}
