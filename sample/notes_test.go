@@ -221,3 +221,34 @@ func TestSampleNotesForms(t *testing.T) {
 		t.Errorf("logged out: %d Location %q", r.Status, r.Header.Get("Location"))
 	}
 }
+
+// TestSampleNotesServerFailure: when the store fails, a browser's form post
+// is sent back to the notes page with ?error=internal_error (which the page
+// explains), a JSON client gets a 500 internal_error, and the failure is in
+// the log either way.
+func TestSampleNotesServerFailure(t *testing.T) {
+	srv := newSampleServer(t)
+	c := srv.client(t)
+	c.register("failing", "password1")
+	note := c.addNote("kept", "body")
+	id := jsonNumber(note["id"])
+	page := c.do("GET", "/learn/notes?error=internal_error", nil, "Accept", "text/html")
+	if !strings.Contains(page.Body, "Something went wrong on our side") {
+		t.Errorf("the page does not explain internal_error: %s", page.Body)
+	}
+	// The notes table goes away under the server: accounts still work.
+	if err := srv.Store.DB().Exec("DROP TABLE notes").Error; err != nil {
+		t.Fatal(err)
+	}
+	r := c.form("/api/learn/notes", url.Values{"_method": {"DELETE"}, "id": {id}})
+	if r.Status != http.StatusSeeOther || r.Header.Get("Location") != "/learn/notes?error=internal_error" {
+		t.Fatalf("form delete: %d %q", r.Status, r.Header.Get("Location"))
+	}
+	j := c.json("DELETE", "/api/learn/notes?id="+id, nil)
+	if j.Status != http.StatusInternalServerError || j.JSON(t)["error"] != "internal_error" {
+		t.Errorf("JSON delete: %d %s", j.Status, j.Body)
+	}
+	if logs := srv.Log.String(); strings.Count(logs, "no such table: notes") < 2 {
+		t.Errorf("the failures are not logged:\n%s", logs)
+	}
+}

@@ -31,10 +31,10 @@ import (
 var get = func(api *host.API, s *store.Store) any {
 	u := s.CurrentUser(api.G())
 	if u == nil {
-		return failure(api, host.NewError(http.StatusUnauthorized, "auth_required", "log in first: POST /api/learn/login"))
+		return failure(api, authRequired())
 	}
 	if _, ok := api.Input["id"]; ok {
-		id, e := noteID(api)
+		id, e := parseNoteID(api)
 		if e != nil {
 			return e
 		}
@@ -60,7 +60,7 @@ var post = func(api *host.API, s *store.Store) any {
 	}
 	u := s.CurrentUser(api.G())
 	if u == nil {
-		return failure(api, host.NewError(http.StatusUnauthorized, "auth_required", "log in first: POST /api/learn/login"))
+		return failure(api, authRequired())
 	}
 	title, body := api.Req.Field("title"), api.Req.Field("body")
 	if v := store.ValidateNote(title, body); v != nil {
@@ -83,19 +83,15 @@ var delete = func(api *host.API, s *store.Store) any { return remove(api, s) }
 
 // update replaces the title and body of the note ?id=N.
 func update(api *host.API, s *store.Store) any {
-	u := s.CurrentUser(api.G())
-	if u == nil {
-		return failure(api, host.NewError(http.StatusUnauthorized, "auth_required", "log in first: POST /api/learn/login"))
-	}
-	id, e := noteID(api)
-	if e != nil {
-		return failure(api, e)
+	uid, id, fail := owned(api, s)
+	if fail != nil {
+		return fail
 	}
 	title, body := api.Req.Field("title"), api.Req.Field("body")
 	if v := store.ValidateNote(title, body); v != nil {
 		return failure(api, host.NewError(http.StatusUnprocessableEntity, v.Code, v.Message))
 	}
-	n, err := s.UpdateNote(api.Context(), u.ID, id, title, body)
+	n, err := s.UpdateNote(api.Context(), uid, id, title, body)
 	if err != nil {
 		return failure(api, noteError(err))
 	}
@@ -107,15 +103,11 @@ func update(api *host.API, s *store.Store) any {
 
 // remove deletes the note ?id=N.
 func remove(api *host.API, s *store.Store) any {
-	u := s.CurrentUser(api.G())
-	if u == nil {
-		return failure(api, host.NewError(http.StatusUnauthorized, "auth_required", "log in first: POST /api/learn/login"))
+	uid, id, fail := owned(api, s)
+	if fail != nil {
+		return fail
 	}
-	id, e := noteID(api)
-	if e != nil {
-		return failure(api, e)
-	}
-	if err := s.DeleteNote(api.Context(), u.ID, id); err != nil {
+	if err := s.DeleteNote(api.Context(), uid, id); err != nil {
 		return failure(api, noteError(err))
 	}
 	if store.WantsHTML(api.Req) {
@@ -124,8 +116,27 @@ func remove(api *host.API, s *store.Store) any {
 	return map[string]any{"deleted": true, "id": id}
 }
 
-// noteID reads the note id from the query (?id=N), else from the body.
-func noteID(api *host.API) (int64, *host.Error) {
+// owned returns the caller's account id and the note id ?id=N, or what
+// to answer when there is no caller or no valid id.
+func owned(api *host.API, s *store.Store) (userID, noteID int64, fail any) {
+	u := s.CurrentUser(api.G())
+	if u == nil {
+		return 0, 0, failure(api, authRequired())
+	}
+	id, e := parseNoteID(api)
+	if e != nil {
+		return 0, 0, failure(api, e)
+	}
+	return u.ID, id, nil
+}
+
+// authRequired is the answer to a caller who is not logged in.
+func authRequired() error {
+	return host.NewError(http.StatusUnauthorized, "auth_required", "log in first: POST /api/learn/login")
+}
+
+// parseNoteID reads the note id from the query (?id=N), else from the body.
+func parseNoteID(api *host.API) (int64, *host.Error) {
 	raw := api.Req.Get.Get("id")
 	if raw == "" {
 		raw = api.String("id")
@@ -147,14 +158,16 @@ func noteError(err error) error {
 }
 
 // failure sends e as JSON, or, to a browser posting the notes page's
-// forms, redirects back to the page (the log-in page when logged out).
+// forms, redirects back to the page (the log-in page when logged out); a
+// failure of the server is logged and shown on the page as such.
 func failure(api *host.API, e error) any {
 	if !store.WantsHTML(api.Req) {
 		return e
 	}
 	var he *host.Error
 	if !errors.As(e, &he) {
-		return e
+		api.App().Logger().Error("notes: request failed", "request_id", api.RequestID(), "err", e)
+		return backToPage(api, "internal_error")
 	}
 	if he.Code == "auth_required" {
 		api.Res.Header().Set("Location", "/learn/")

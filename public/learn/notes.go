@@ -59,6 +59,7 @@ var errorMessages = map[string]string{
 	"invalid_body":   "A note's text can be at most 10,000 characters.",
 	"invalid_id":     "That note does not exist.",
 	"note_not_found": "That note does not exist.",
+	"internal_error": "Something went wrong on our side; please try again.",
 }
 
 var notesPage = template.Must(template.New("notes").Parse(`<!doctype html>
