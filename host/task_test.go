@@ -164,6 +164,9 @@ func TestTaskDispatchFinish(t *testing.T) {
 		"task/nilable.go": taskFile("nilable", "", `func(p *int, x any, f func(), m map[string]int, s []int) any {
 	return []bool{p == nil, x == nil, f == nil, m == nil, s == nil}
 }`),
+		"task/kinds.go": taskFile("kinds", `"fmt"`, `func(x any, m map[string]any, s []any) any {
+	return fmt.Sprintf("%T %v | %T | %T %T", x, x, m["n"], s[0], s[1])
+}`),
 		"task/point.go": taskFile("point", "", `func(p struct{ X int }, ps []struct{ X int }) any { return p.X + len(ps) }`),
 		"task/fan.go": taskFile("fan", `"time"`, `func(n int) any {
 	ch := make(chan int)
@@ -243,6 +246,10 @@ var dispatch = func(api *host.API) any {
 		{"null variadic element", "/task/greet", []any{"x", 1, "a", nil}, "", host.ErrTaskArgs, "argument 4: cannot use JSON null as string"},
 		{"null for a struct", "/task/point", []any{nil, nil}, "", host.ErrTaskArgs, "argument 1: cannot use JSON null as struct { X int }"},
 		{"null for nilable types", "/task/nilable", []any{nil, nil, nil, nil, nil}, `[true,true,true,true,true]`, nil, ""},
+		{"numbers in untyped arguments", "/task/kinds", []any{int64(1 << 60), map[string]any{"n": 7}, []any{1.5, 2}},
+			`"int64 1152921504606846976 | int64 | float64 int64"`, nil, ""},
+		{"array for a map of any", "/task/kinds", []any{1, []any{1}, []any{}}, "", host.ErrTaskArgs,
+			"argument 2: cannot use JSON array as map[string]interface {}"},
 		{"struct fields", "/task/point", []any{map[string]any{"X": 5}, []any{map[string]any{"x": 1}}}, `6`, nil, ""},
 		{"unknown struct field", "/task/point", []any{map[string]any{"Y": 5}, nil}, "", host.ErrTaskArgs,
 			`argument 1: cannot use JSON object with unknown field "Y" as struct { X int }`},

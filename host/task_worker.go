@@ -350,6 +350,19 @@ func decodeArg(raw json.RawMessage, ptr reflect.Value, n int) error {
 		}
 		return fmt.Errorf("argument %d: cannot use JSON null as %s", n, t)
 	}
+	if t == typeAny || t == typeAnyMap || t == typeAnySlice {
+		// Numbers inside untyped values arrive as results do: int64 when
+		// whole, float64 otherwise (plain JSON would make 1<<60 a float64).
+		v, err := decodeResult(raw)
+		if err != nil {
+			return fmt.Errorf("argument %d: %w", n, err)
+		}
+		if rv := reflect.ValueOf(v); rv.IsValid() && rv.Type().AssignableTo(t) {
+			ptr.Elem().Set(rv)
+			return nil
+		}
+		return fmt.Errorf("argument %d: cannot use JSON %s as %s", n, jsonKind(v), t)
+	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
 	err := dec.Decode(ptr.Interface())
@@ -370,6 +383,29 @@ func decodeArg(raw json.RawMessage, ptr reflect.Value, n int) error {
 		return fmt.Errorf("argument %d: cannot use JSON object with unknown field %s as %s", n, field, t)
 	}
 	return fmt.Errorf("argument %d: %w", n, err)
+}
+
+var (
+	typeAny      = reflect.TypeOf((*any)(nil)).Elem()
+	typeAnyMap   = reflect.TypeOf(map[string]any(nil))
+	typeAnySlice = reflect.TypeOf([]any(nil))
+)
+
+// jsonKind names the JSON kind of a decoded value, for errors.
+func jsonKind(v any) string {
+	switch v.(type) {
+	case map[string]any:
+		return "object"
+	case []any:
+		return "array"
+	case string:
+		return "string"
+	case bool:
+		return "boolean"
+	case int64, float64:
+		return "number"
+	}
+	return "value"
 }
 
 // nilable reports whether nil is a value of t.
