@@ -4,7 +4,6 @@ import (
 	"context"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -19,19 +18,6 @@ import (
 	"github.com/zealgo/zealgo/symbols"
 )
 
-// freeLoopbackAddr returns a loopback address with a port nobody listens
-// on at the moment.
-func freeLoopbackAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
-	return addr
-}
-
 // runServe runs the serve command of an App serving sessionFiles from
 // root ("" for the working directory) with args after "serve --addr ...",
 // as the stock binary would, until the test ends; it returns the URL.
@@ -43,7 +29,7 @@ func runServe(t *testing.T, root string, args ...string) string {
 	}
 	app := host.New(append(opts, host.WithLogOutput(io.Discard, slog.LevelError))...)
 	app.Symbols(symbols.Symbols)
-	addr := freeLoopbackAddr(t)
+	addr := testutil.FreeAddr(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	stderr := &testutil.Buffer{}
 	exited := make(chan struct{})
@@ -105,7 +91,7 @@ func TestSessionRedisFromEnvironmentAndFlag(t *testing.T) {
 	}
 
 	// The flag wins over an environment that points nowhere.
-	t.Setenv(host.SessionRedisEnv, "redis://"+freeLoopbackAddr(t)+"/0")
+	t.Setenv(host.SessionRedisEnv, "redis://"+testutil.FreeAddr(t)+"/0")
 	urlC := runServe(t, testutil.WriteTree(t, sessionFiles), "--data", t.TempDir(), "--session-redis", url)
 	if _, body = sget(t, nil, urlC+"/api/s/get", ck); !strings.Contains(body, `"uid":42`) || !strings.Contains(body, `"name":"eve"`) {
 		t.Fatalf("get on serve --session-redis: %s", body)
@@ -123,7 +109,7 @@ func TestSessionRedisFromEnvironmentAndFlag(t *testing.T) {
 // without the password of the URL; the serve flag is reported likewise.
 func TestSessionRedisEnvironmentErrors(t *testing.T) {
 	t.Setenv(host.SessionSecretEnv, "")
-	dead := freeLoopbackAddr(t)
+	dead := testutil.FreeAddr(t)
 	for _, tc := range []struct{ name, url, want string }{
 		{"bad database", "redis://:hunter2@" + dead + "/notanumber", "invalid database number"},
 		{"bad port", "redis://:hunter2@127.0.0.1:port/0", "invalid port"},
@@ -144,7 +130,7 @@ func TestSessionRedisEnvironmentErrors(t *testing.T) {
 		t.Setenv(host.SessionRedisEnv, "")
 		app := host.New(host.WithRoot(t.TempDir()), host.WithLogOutput(io.Discard, slog.LevelError))
 		stderr := &testutil.Buffer{}
-		code := app.Run(context.Background(), []string{"serve", "--addr", freeLoopbackAddr(t),
+		code := app.Run(context.Background(), []string{"serve", "--addr", testutil.FreeAddr(t),
 			"--data", t.TempDir(), "--session-redis", "redis://:hunter2@127.0.0.1:port/0"}, io.Discard, stderr)
 		if code != 1 || !strings.Contains(stderr.String(), "invalid port") || !strings.Contains(stderr.String(), "--session-redis") ||
 			strings.Contains(stderr.String(), "hunter2") {
@@ -155,7 +141,7 @@ func TestSessionRedisEnvironmentErrors(t *testing.T) {
 		app := host.New(host.WithRoot(t.TempDir()), host.WithLogOutput(io.Discard, slog.LevelError),
 			host.WithSessionBackend(nopBackend{}))
 		stderr := &testutil.Buffer{}
-		code := app.Run(context.Background(), []string{"serve", "--addr", freeLoopbackAddr(t),
+		code := app.Run(context.Background(), []string{"serve", "--addr", testutil.FreeAddr(t),
 			"--session-redis", "redis://127.0.0.1:6379/0"}, io.Discard, stderr)
 		if code != 2 || !strings.Contains(stderr.String(), "Config.Session.Backend") {
 			t.Fatalf("serve --session-redis over Config.Session.Backend: exit %d, %s", code, stderr.String())

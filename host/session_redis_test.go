@@ -6,7 +6,6 @@ import (
 	"log/slog"
 	"net"
 	"os/exec"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -22,14 +21,10 @@ import (
 func startRedis(t *testing.T) string {
 	t.Helper()
 	bin := testutil.NeedProgram(t, "redis-server", "apt-get install redis-server")
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := ln.Addr().(*net.TCPAddr).Port
-	ln.Close()
+	addr := testutil.FreeAddr(t)
+	_, port, _ := net.SplitHostPort(addr)
 	logs := &testutil.Buffer{}
-	cmd := exec.Command(bin, "--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--dir", t.TempDir(),
+	cmd := exec.Command(bin, "--port", port, "--bind", "127.0.0.1", "--dir", t.TempDir(),
 		"--save", "", "--appendonly", "no", "--protected-mode", "yes")
 	cmd.Stdout, cmd.Stderr = logs, logs
 	if err := cmd.Start(); err != nil {
@@ -39,7 +34,6 @@ func startRedis(t *testing.T) string {
 		_ = cmd.Process.Kill()
 		_ = cmd.Wait()
 	})
-	addr := "127.0.0.1:" + strconv.Itoa(port)
 	c := redis.NewClient(&redis.Options{Addr: addr})
 	defer c.Close()
 	testutil.WaitFor(t, 5*time.Second, "redis-server to answer; log:\n"+logs.String(), func() bool {
@@ -100,14 +94,9 @@ func TestSessionRedis(t *testing.T) {
 }
 
 func TestSessionRedisUnreachable(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
+	addr := testutil.FreeAddr(t)
 	app := host.New(host.WithRoot(t.TempDir()), host.WithLogOutput(io.Discard, slog.LevelError), host.WithRedisSessions(addr))
-	_, err = app.Handler()
+	_, err := app.Handler()
 	app.Close()
 	if err == nil || !strings.Contains(err.Error(), "does not answer") {
 		t.Fatalf("start-up with no Redis: %v", err)

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"net/http/cookiejar"
 	"os"
@@ -86,12 +85,7 @@ type sampleProcess struct {
 // answers.
 func startSample(t *testing.T, bin, root, data string) *sampleProcess {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
+	addr := testutil.FreeAddr(t)
 	log := &testutil.Buffer{}
 	cmd := exec.Command(bin, "serve", "--root", root, "--addr", addr, "--data", data)
 	cmd.Stdout, cmd.Stderr = log, log

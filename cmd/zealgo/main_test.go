@@ -132,20 +132,10 @@ func TestUnknownCommand(t *testing.T) {
 	}
 }
 
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
-}
-
 // serve starts `zealgo serve` as a real process and waits until it answers.
 func serve(t *testing.T, root string, extra ...string) (*exec.Cmd, string, *testutil.Buffer) {
 	t.Helper()
-	addr := freeAddr(t)
+	addr := testutil.FreeAddr(t)
 	logs := &testutil.Buffer{}
 	cmd := exec.Command(binary, append([]string{"serve", "--root", root, "--addr", addr}, extra...)...)
 	cmd.Stderr = logs
@@ -374,7 +364,7 @@ func TestServeTaskWorkers(t *testing.T) {
 // as platforms that set PORT expect.
 func TestServePortFromEnvironment(t *testing.T) {
 	root := testutil.WriteTree(t, map[string]string{"api/ping.go": head + "var ping = func(api *host.API) any { return \"pong\" }\n"})
-	_, port, _ := net.SplitHostPort(freeAddr(t))
+	_, port, _ := net.SplitHostPort(testutil.FreeAddr(t))
 	logs := &testutil.Buffer{}
 	cmd := exec.Command(binary, "serve", "--root", root)
 	cmd.Env = append(os.Environ(), "PORT="+port)

@@ -5,6 +5,7 @@ package testutil
 
 import (
 	"bytes"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -80,4 +81,17 @@ func NeedProgram(t testing.TB, name, install string) string {
 	}
 	t.Skipf("skipping: %s is not installed (%s)", name, install)
 	return ""
+}
+
+// FreeAddr returns a loopback address, 127.0.0.1:port, on which nothing
+// listens at the moment: for a server a test starts as a process, or for
+// a peer that must be unreachable.
+func FreeAddr(t testing.TB) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
 }
