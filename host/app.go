@@ -223,7 +223,8 @@ func (a *App) Serve(ctx context.Context, ln net.Listener) error {
 		ln.Close() // Serve owns ln, whether it serves or not
 		return err
 	}
-	srv := &http.Server{Handler: h, Addr: ln.Addr().String(), ErrorLog: slog.NewLogLogger(a.log.Handler(), slog.LevelWarn)}
+	srv := &http.Server{Handler: h, Addr: ln.Addr().String(), ErrorLog: slog.NewLogLogger(a.log.Handler(), slog.LevelWarn),
+		ReadHeaderTimeout: max(a.cfg.ReadHeaderTimeout, 0), IdleTimeout: max(a.cfg.IdleTimeout, 0)}
 	a.server.http = srv
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()

@@ -39,6 +39,15 @@ type Config struct {
 	ReloadDebounce time.Duration
 	// ShutdownTimeout bounds a graceful shutdown. Default 10s.
 	ShutdownTimeout time.Duration
+	// ReadHeaderTimeout bounds how long a client may take to send a
+	// request's header, so that slow clients cannot hold connections open
+	// (Slowloris). Default 10s; negative: no limit. There is no default
+	// write timeout, which would cut streamed responses: use the timeout
+	// middleware alias where one is wanted.
+	ReadHeaderTimeout time.Duration
+	// IdleTimeout bounds how long a keep-alive connection waits for its
+	// next request. Default 2m; negative: no limit.
+	IdleTimeout time.Duration
 	// MaxLoadedFiles bounds how many compiled files (each an interpreter)
 	// stay in memory, for each of api/ and public/ (and task/ in each task
 	// worker): loading one more unloads the least recently used, which is
@@ -113,5 +122,7 @@ func defaultConfig() Config {
 		MaxBodyBytes:        32 << 20,
 		ReloadDebounce:      10 * time.Millisecond,
 		ShutdownTimeout:     10 * time.Second,
+		ReadHeaderTimeout:   10 * time.Second,
+		IdleTimeout:         2 * time.Minute,
 	}
 }

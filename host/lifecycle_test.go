@@ -3,12 +3,14 @@ package host_test
 import (
 	"context"
 	"errors"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/zealgo/zealgo/host"
 	"github.com/zealgo/zealgo/internal/testutil"
@@ -83,5 +85,47 @@ func TestServeClosesListenerOnFailedStart(t *testing.T) {
 	}
 	if _, err := ln.Accept(); !errors.Is(err, net.ErrClosed) {
 		t.Fatalf("Accept after a failed Serve: %v; want the listener closed", err)
+	}
+}
+
+// TestServeDropsSlowHeaders: a client that does not finish its request
+// header within ReadHeaderTimeout is disconnected (no Slowloris), while
+// normal requests are served.
+func TestServeDropsSlowHeaders(t *testing.T) {
+	root := testutil.WriteTree(t, map[string]string{
+		"api/ping.go": "//go:build ignore\n\npackage main\n\nimport \"github.com/zealgo/zealgo/host\"\n\nvar ping = func(api *host.API) any { return \"pong\" }\n",
+	})
+	app := host.New(host.WithRoot(root), host.WithLogOutput(&testutil.Buffer{}, 0),
+		host.WithConfig(func(c *host.Config) { c.ReadHeaderTimeout = 200 * time.Millisecond }))
+	app.Symbols(symbols.Symbols)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- app.Serve(ctx, ln) }()
+	defer func() { cancel(); <-served }()
+	addr := ln.Addr().String()
+	testutil.WaitFor(t, 10*time.Second, "the server", func() bool {
+		resp, err := http.Get("http://" + addr + "/api/ping")
+		if err != nil {
+			return false
+		}
+		resp.Body.Close()
+		return resp.StatusCode == 200
+	})
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if _, err := io.WriteString(c, "GET /api/ping HTTP/1.1\r\nHost: x\r\n"); err != nil { // no blank line: never finished
+		t.Fatal(err)
+	}
+	_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))
+	b, err := io.ReadAll(c)
+	if ne, ok := err.(net.Error); ok && ne.Timeout() {
+		t.Fatalf("the connection with an unfinished header is still open after 10s (read %q)", b)
 	}
 }
