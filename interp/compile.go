@@ -9,6 +9,7 @@ package interp
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"go/ast"
@@ -22,6 +23,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"time"
 
 	yaegi "github.com/traefik/yaegi/interp"
 )
@@ -43,6 +45,11 @@ type Options struct {
 	// goguard.go) instead of ending the process. By default it is written
 	// to Stderr.
 	GoPanic func(value any, stack []byte)
+	// InitTimeout bounds the file's package-level initialization (var
+	// initializers and init funcs run while it compiles): an endless loop
+	// there is stopped and reported instead of holding the file's build
+	// forever. Default 10s.
+	InitTimeout time.Duration
 }
 
 // Program is one compiled file: its interpreter, its syntax tree and the
@@ -161,7 +168,21 @@ func CompileSource(path string, src []byte, opts Options) (prog *Program, err er
 		}
 		src = guarded
 	}
-	if _, err := i.Eval(string(src)); err != nil {
+	timeout := opts.InitTimeout
+	if timeout <= 0 {
+		timeout = 10 * time.Second
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	if _, err := i.EvalWithContext(ctx, string(src)); err != nil {
+		var p yaegi.Panic
+		switch {
+		case errors.Is(err, context.DeadlineExceeded):
+			return nil, &Error{File: path, Msg: fmt.Sprintf("the file's package-level initialization (var initializers, init funcs) "+
+				"did not finish within %v and was stopped: is there an endless loop in it?", timeout)}
+		case errors.As(err, &p):
+			return nil, &Error{File: path, Msg: "interpreter panic: " + describePanic(p.Value) + hintFor(p.Value)}
+		}
 		return nil, fromEvalError(path, file, fset, err)
 	}
 	for _, n := range prog.names {

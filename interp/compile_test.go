@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/zealgo/zealgo/interp"
 )
@@ -134,4 +135,24 @@ func TestDescribePanicOddValues(t *testing.T) {
 		}
 	}
 	_ = fmt.Sprint()
+}
+
+// TestCompileEndlessInit: a file whose initialization never ends is
+// stopped at InitTimeout and reported; a file whose initialization panics
+// is reported too; neither takes the process down.
+func TestCompileEndlessInit(t *testing.T) {
+	for _, tc := range []struct{ name, src, want string }{
+		{"endless var initializer", "package main\n\nvar n = func() int {\n\tfor {\n\t}\n}()\n",
+			"x.go: the file's package-level initialization (var initializers, init funcs) did not finish within 200ms and was stopped"},
+		{"endless init", "package main\n\nfunc init() {\n\tfor i := 0; ; i++ {\n\t}\n}\n",
+			"x.go: the file's package-level initialization (var initializers, init funcs) did not finish within 200ms and was stopped"},
+		{"panicking init", "package main\n\nfunc init() { panic(\"boom\") }\n", "x.go: interpreter panic: boom"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := interp.CompileSource("x.go", []byte(tc.src), interp.Options{InitTimeout: 200 * time.Millisecond})
+			if err == nil || !strings.HasPrefix(err.Error(), tc.want) {
+				t.Fatalf("err %v; want %q", err, tc.want)
+			}
+		})
+	}
 }
