@@ -6,25 +6,16 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
-
-	"golang.org/x/tools/txtar"
 
 	"github.com/zealgo/zealgo/host"
 	"github.com/zealgo/zealgo/internal/testutil"
 )
 
-// TestPublicGolden runs every archive under testdata/public. An archive
-// holds the files of an application root and request/response pairs, as
-// the archives of TestGolden do, plus:
-//
-//	-- config --   one option a line: "dev" serves with Config.Dev
-//	-- forbid --   substrings no response body may contain
-//
-// A response header written "Name: ~regexp" must match the expression.
+// TestPublicGolden runs every archive under testdata/public, as TestGolden
+// does (runArchive), with static files' trailing newlines allowed.
 func TestPublicGolden(t *testing.T) {
 	paths, err := filepath.Glob("testdata/public/*.txtar")
 	if err != nil || len(paths) == 0 {
@@ -33,125 +24,8 @@ func TestPublicGolden(t *testing.T) {
 	for _, p := range paths {
 		t.Run(strings.TrimSuffix(filepath.Base(p), ".txtar"), func(t *testing.T) {
 			t.Parallel()
-			runPublicArchive(t, p)
+			runArchive(t, p, archiveRun{trailingNewline: true})
 		})
-	}
-}
-
-func runPublicArchive(t *testing.T, path string) {
-	ar, err := txtar.ParseFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	files, sections := map[string]string{}, map[string]string{}
-	for _, f := range ar.Files {
-		switch {
-		case strings.HasPrefix(f.Name, "request"), strings.HasPrefix(f.Name, "response"),
-			f.Name == "log", f.Name == "nolog", f.Name == "config", f.Name == "forbid":
-			sections[f.Name] = string(f.Data)
-		default:
-			files[f.Name] = string(f.Data)
-		}
-	}
-	var opts []host.Option
-	for _, c := range lines(sections["config"]) {
-		switch c {
-		case "dev":
-			opts = append(opts, host.WithDev(true))
-		default:
-			t.Fatalf("unknown config %q", c)
-		}
-	}
-	ta := newTestApp(t, files, opts...)
-	forbid := lines(sections["forbid"])
-	for i := 1; ; i++ {
-		suffix := ""
-		if i > 1 {
-			suffix = " " + strconv.Itoa(i)
-		}
-		req, ok := sections["request"+suffix]
-		if !ok {
-			if i == 1 {
-				t.Fatal("archive has no request section")
-			}
-			break
-		}
-		want, ok := sections["response"+suffix]
-		if !ok {
-			t.Fatalf("request%s has no response%s", suffix, suffix)
-		}
-		publicExchange(t, ta.srv.URL, "request"+suffix, req, want, forbid)
-	}
-	for _, want := range lines(sections["log"]) {
-		if !strings.Contains(ta.logs.String(), want) {
-			t.Errorf("log lacks %q; log:\n%s", want, ta.logs.String())
-		}
-	}
-	for _, bad := range lines(sections["nolog"]) {
-		if strings.Contains(ta.logs.String(), bad) {
-			t.Errorf("log has %q", bad)
-		}
-	}
-}
-
-// publicExchange sends reqText as written (no cleaning of the target) and
-// checks the response against want.
-func publicExchange(t *testing.T, base, name, reqText, want string, forbid []string) {
-	t.Helper()
-	first, hdrs, body := splitMessage(reqText)
-	method, target, _ := strings.Cut(first, " ")
-	req, err := http.NewRequest(method, base, strings.NewReader(strings.TrimSuffix(body, "\n")))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.URL.Opaque, req.URL.RawQuery = target, ""
-	if p, q, ok := strings.Cut(target, "?"); ok {
-		req.URL.Opaque, req.URL.RawQuery = p, q
-	}
-	for _, h := range hdrs {
-		k, v, _ := strings.Cut(h, ":")
-		req.Header.Add(strings.TrimSpace(k), strings.TrimSpace(v))
-	}
-	resp, err := noRedirect.Do(req)
-	if err != nil {
-		t.Fatalf("%s %s: %v", name, first, err)
-	}
-	got, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	wantStatus, wantHdrs, wantBody := splitMessage(want)
-	if strconv.Itoa(resp.StatusCode) != strings.TrimSpace(wantStatus) {
-		t.Errorf("%s %s: status %d, want %s; body %.300s", name, first, resp.StatusCode, wantStatus, got)
-	}
-	for _, h := range wantHdrs {
-		if absent, ok := strings.CutPrefix(h, "!"); ok {
-			if v := resp.Header.Values(absent); len(v) > 0 {
-				t.Errorf("%s %s: header %s = %q, want none", name, first, absent, v)
-			}
-			continue
-		}
-		k, v, _ := strings.Cut(h, ":")
-		k, v = strings.TrimSpace(k), strings.TrimSpace(v)
-		g := strings.Join(resp.Header.Values(k), ", ")
-		if re, ok := strings.CutPrefix(v, "~"); ok {
-			if !regexp.MustCompile(re).MatchString(g) {
-				t.Errorf("%s %s: header %s = %q, does not match %s", name, first, k, g, re)
-			}
-		} else if g != v {
-			t.Errorf("%s %s: header %s = %q, want %q", name, first, k, g, v)
-		}
-	}
-	wantBody = strings.TrimSuffix(wantBody, "\n")
-	if re, ok := strings.CutPrefix(wantBody, "~"); ok {
-		if !regexp.MustCompile(re).Match(got) {
-			t.Errorf("%s %s: body %q does not match %s", name, first, got, re)
-		}
-	} else if string(got) != wantBody && string(got) != wantBody+"\n" { // a static file keeps its newline
-		t.Errorf("%s %s: body\n  %q\nwant\n  %q", name, first, got, wantBody)
-	}
-	for _, bad := range append([]string{"package main", "goroutine "}, forbid...) {
-		if strings.Contains(string(got), bad) {
-			t.Errorf("%s %s: body leaks %q: %s", name, first, bad, got)
-		}
 	}
 }
 
