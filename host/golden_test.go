@@ -31,9 +31,9 @@ import (
 //	                         {"exact":"body"}   or   ~regexp
 //
 // Sections "request 2"/"response 2" add more pairs, run in order. Response
-// headers listed must match exactly, "!Name" must be absent; others are not
-// checked. A "log" section lists substrings the server log must contain,
-// "nolog" substrings it must not.
+// headers listed must match exactly (or "Name: ~regexp"), "!Name" must be
+// absent; others are not checked. runArchive lists the other sections
+// (config, forbid, log, nolog).
 func TestGolden(t *testing.T) {
 	paths, err := filepath.Glob("testdata/golden/*.txtar")
 	if err != nil || len(paths) == 0 {
