@@ -78,8 +78,9 @@ func setStatus(res *Response, code int64) error {
 }
 
 func setDefaultType(res *Response, t string) {
-	if res.Header().Get("Content-Type") == "" {
-		res.Header().Set("Content-Type", t)
+	h := res.Header() // canonical key, without Get's and Set's canonicalisation
+	if v := h["Content-Type"]; len(v) == 0 || v[0] == "" {
+		h["Content-Type"] = []string{t}
 	}
 }
 

@@ -51,8 +51,8 @@ func requestID(r *http.Request) string {
 }
 
 func newRequestID(r *http.Request) string {
-	if id := r.Header.Get("X-Request-Id"); id != "" && len(id) <= 64 && validName(id) {
-		return id
+	if v := r.Header["X-Request-Id"]; len(v) > 0 && len(v[0]) <= 64 && validName(v[0]) {
+		return v[0]
 	}
 	// An id names a request in the log; it is no secret, so the runtime's
 	// fast random source serves (crypto/rand costs a system call).
