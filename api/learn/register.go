@@ -4,7 +4,6 @@ package main
 
 import (
 	"errors"
-	"html"
 	"net/http"
 
 	"github.com/zealgo/zealgo/host"
@@ -44,24 +43,12 @@ var post = func(api *host.API, s *store.Store) any {
 }
 
 // authError answers a failed registration: JSON {"error","hint"} for a
-// JSON client, else an HTML page with an auth-error paragraph.
+// JSON client, else template/learn_failed.html with an auth-error paragraph.
 func authError(api *host.API, status int, code, message string) any {
 	if store.WantsJSON(api.Req) {
 		return host.NewError(status, code, message)
 	}
 	api.Res.WriteHeader(status)
-	return `<!doctype html>
-<html lang="en">
-<head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<title>Register · zealgo notes</title>
-<link rel="stylesheet" href="/css/style.css"><link rel="stylesheet" href="/css/learn.css"></head>
-<body class="learn">
-<main class="learn-card">
-<h1>Registration failed</h1>
-<p class="auth-error" role="alert">` + html.EscapeString(message) + `</p>
-<p><a href="/learn/#register">Back to the registration form</a></p>
-</main>
-</body>
-</html>
-`
+	return api.App().Render("learn_failed", map[string]any{"Title": "Register", "Heading": "Registration failed",
+		"Message": message, "Back": "/learn/#register", "BackText": "Back to the registration form"})
 }
