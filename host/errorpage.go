@@ -163,21 +163,12 @@ func statusCode(status int) string {
 // writeErrorPage is writeError's hook: when w leads to a publicWriter, the
 // error is written as an error page and it returns true.
 func writeErrorPage(w http.ResponseWriter, e *Error) bool {
-	for x := w; x != nil; {
-		if pw, ok := x.(*publicWriter); ok {
-			if pw.inError {
-				return false
-			}
-			pw.app.writePublicError(w, pw.r, e, nil)
-			return true
-		}
-		u, ok := x.(interface{ Unwrap() http.ResponseWriter })
-		if !ok {
-			return false
-		}
-		x = u.Unwrap()
+	pw := findPublicWriter(w)
+	if pw == nil || pw.inError {
+		return false
 	}
-	return false
+	pw.app.writePublicError(w, pw.r, e, nil)
+	return true
 }
 
 // writePublicError writes e through w as the JSON envelope or an HTML

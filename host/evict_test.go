@@ -30,7 +30,7 @@ var %s = func(api *host.API) any {
 `, name)
 }
 
-// evictStep requests /api/<file> after waiting idle, and wants the count.
+// evictStep requests a file after waiting idle, and wants its count.
 type evictStep struct {
 	file string
 	idle time.Duration
@@ -65,13 +65,7 @@ func TestEvictLoadedFiles(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			ta := newTestApp(t, files, tc.opts...)
-			for i, s := range tc.steps {
-				time.Sleep(s.idle)
-				if got := evictCount(t, ta.srv.URL+"/api/"+s.file); got != s.want {
-					t.Fatalf("step %d (/api/%s): count %d, want %d", i, s.file, got, s.want)
-				}
-			}
+			runEvictSteps(t, newTestApp(t, files, tc.opts...).srv.URL+"/api/", tc.steps)
 		})
 	}
 }
@@ -84,9 +78,17 @@ func TestEvictPages(t *testing.T) {
 		"public/c.go": counterFile("c"),
 	}, host.WithMaxLoadedFiles(2))
 	// a, b, c: a goes; c stays; a comes back compiled afresh.
-	for i, s := range []evictStep{{"a", 0, 1}, {"b", 0, 1}, {"c", 0, 1}, {"c", 0, 2}, {"a", 0, 1}} {
-		if got := evictCount(t, ta.srv.URL+"/"+s.file); got != s.want {
-			t.Fatalf("step %d (/%s): count %d, want %d", i, s.file, got, s.want)
+	runEvictSteps(t, ta.srv.URL+"/", []evictStep{{"a", 0, 1}, {"b", 0, 1}, {"c", 0, 1}, {"c", 0, 2}, {"a", 0, 1}})
+}
+
+// runEvictSteps requests base+file for each step, after its idle wait,
+// and wants its count.
+func runEvictSteps(t *testing.T, base string, steps []evictStep) {
+	t.Helper()
+	for i, s := range steps {
+		time.Sleep(s.idle)
+		if got := evictCount(t, base+s.file); got != s.want {
+			t.Fatalf("step %d (%s%s): count %d, want %d", i, base, s.file, got, s.want)
 		}
 	}
 }

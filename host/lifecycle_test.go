@@ -98,15 +98,7 @@ func TestServeDropsSlowHeaders(t *testing.T) {
 	app := host.New(host.WithRoot(root), host.WithLogOutput(&testutil.Buffer{}, 0),
 		host.WithConfig(func(c *host.Config) { c.ReadHeaderTimeout = 200 * time.Millisecond }))
 	app.Symbols(symbols.Symbols)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	served := make(chan error, 1)
-	go func() { served <- app.Serve(ctx, ln) }()
-	defer func() { cancel(); <-served }()
-	addr := ln.Addr().String()
+	addr := serveLoopback(t, app).addr
 	testutil.WaitFor(t, 10*time.Second, "the server", func() bool {
 		resp, err := http.Get("http://" + addr + "/api/ping")
 		if err != nil {
@@ -127,5 +119,50 @@ func TestServeDropsSlowHeaders(t *testing.T) {
 	b, err := io.ReadAll(c)
 	if ne, ok := err.(net.Error); ok && ne.Timeout() {
 		t.Fatalf("the connection with an unfinished header is still open after 10s (read %q)", b)
+	}
+}
+
+// serving is an App answering on a loopback listener through Serve.
+type serving struct {
+	addr   string
+	cancel context.CancelFunc
+	done   chan error
+}
+
+// serveLoopback runs app.Serve on a fresh loopback listener; the test's
+// cleanup shuts it down if the test did not.
+func serveLoopback(t *testing.T, app *host.App) *serving {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	s := &serving{addr: ln.Addr().String(), cancel: cancel, done: make(chan error, 1)}
+	go func() { s.done <- app.Serve(ctx, ln) }()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case <-s.done:
+		case <-time.After(30 * time.Second):
+		}
+	})
+	return s
+}
+
+// shutdown begins the graceful shutdown, as SIGTERM does.
+func (s *serving) shutdown() { s.cancel() }
+
+// wait returns what Serve returned, failing the test if it does not return
+// within 30 seconds.
+func (s *serving) wait(t *testing.T) error {
+	t.Helper()
+	select {
+	case err := <-s.done:
+		s.done <- err // for the cleanup
+		return err
+	case <-time.After(30 * time.Second):
+		t.Fatal("Serve did not return")
+		return nil
 	}
 }

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -42,13 +41,7 @@ func TestTaskShutdown(t *testing.T) {
 				host.WithConfig(func(c *host.Config) { c.WorkerCommand = testWorkerCommand; c.ShutdownTimeout = tt.timeout }))
 			app.Symbols(symbols.Symbols)
 			app.OnTaskFinish(sink.finish)
-			ln, err := net.Listen("tcp", "127.0.0.1:0")
-			if err != nil {
-				t.Fatal(err)
-			}
-			ctx, cancel := context.WithCancel(context.Background())
-			served := make(chan error, 1)
-			go func() { served <- app.Serve(ctx, ln) }()
+			srv := serveLoopback(t, app)
 			var pids []int
 			testutil.WaitFor(t, 15*time.Second, "the workers", func() bool { pids = app.Server().TaskWorkerPIDs(); return len(pids) == 2 })
 			dir := t.TempDir()
@@ -61,7 +54,7 @@ func TestTaskShutdown(t *testing.T) {
 				ids = append(ids, id)
 			}
 			waitStarted(t, dir, 3)
-			cancel()
+			srv.shutdown()
 			if tt.release {
 				// The shutdown has begun when new tasks are refused.
 				testutil.WaitFor(t, 10*time.Second, "dispatch to be refused", func() bool {
@@ -73,13 +66,8 @@ func TestTaskShutdown(t *testing.T) {
 				}
 				os.WriteFile(filepath.Join(dir, "release"), nil, 0o644)
 			}
-			select {
-			case err := <-served:
-				if err != nil {
-					t.Fatal(err)
-				}
-			case <-time.After(30 * time.Second):
-				t.Fatal("Serve did not return")
+			if err := srv.wait(t); err != nil {
+				t.Fatal(err)
 			}
 			for _, id := range ids {
 				f, ok := sink.lookup(id)
@@ -227,13 +215,7 @@ func TestTaskShutdownCancels(t *testing.T) {
 				host.WithConfig(func(c *host.Config) { c.WorkerCommand = testWorkerCommand; c.ShutdownTimeout = 300 * time.Millisecond }))
 			app.Symbols(symbols.Symbols)
 			app.OnTaskFinish(sink.finish)
-			ln, err := net.Listen("tcp", "127.0.0.1:0")
-			if err != nil {
-				t.Fatal(err)
-			}
-			ctx, cancel := context.WithCancel(context.Background())
-			served := make(chan error, 1)
-			go func() { served <- app.Serve(ctx, ln) }()
+			srv := serveLoopback(t, app)
 			var pids []int
 			testutil.WaitFor(t, 15*time.Second, "the workers", func() bool { pids = app.Server().TaskWorkerPIDs(); return len(pids) == workers })
 			dir := t.TempDir()
@@ -249,14 +231,9 @@ func TestTaskShutdownCancels(t *testing.T) {
 			stuck := dispatch("/task/block", dir, 2)
 			waitStarted(t, dir, 3)
 			start := time.Now()
-			cancel()
-			select {
-			case err := <-served:
-				if err != nil {
-					t.Fatal(err)
-				}
-			case <-time.After(30 * time.Second):
-				t.Fatal("Serve did not return")
+			srv.shutdown()
+			if err := srv.wait(t); err != nil {
+				t.Fatal(err)
 			}
 			took := time.Since(start)
 			if f, ok := sink.lookup(watch); !ok || f.err != nil || f.result != "cancelled" {
