@@ -267,6 +267,9 @@ func TestSampleLogin(t *testing.T) {
 				if !strings.Contains(r.Body, `<p class="auth-error"`) {
 					t.Errorf("no auth-error paragraph: %s", r.Body)
 				}
+				if strings.Contains(r.Body, `id="logout"`) || !strings.Contains(r.Body, "<title>Log in · zealgo notes</title>") {
+					t.Errorf("not the log-in failure page: %s", r.Body)
+				}
 				if tt.status == http.StatusUnauthorized {
 					wrongBodies = append(wrongBodies, r.Body)
 				}

@@ -39,13 +39,13 @@ var post = func(api *host.API, s *store.Store) any {
 }
 
 // authError answers a failed login: JSON {"error","hint"} for a JSON
-// client, else the page template/learn_failed.html with an auth-error
+// client, else the page template/learn/failed.html with an auth-error
 // paragraph.
 func authError(api *host.API, status int, code, message string) any {
 	if store.WantsJSON(api.Req) {
 		return host.NewError(status, code, message)
 	}
 	api.Res.WriteHeader(status)
-	return api.App().Render("learn_failed", map[string]any{"Title": "Log in", "Heading": "Log-in failed",
+	return api.App().Render("learn/failed", map[string]any{"Title": "Log in", "Heading": "Log-in failed",
 		"Message": message, "Back": "/learn/", "BackText": "Back to the log-in form"})
 }

@@ -43,12 +43,12 @@ var post = func(api *host.API, s *store.Store) any {
 }
 
 // authError answers a failed registration: JSON {"error","hint"} for a
-// JSON client, else template/learn_failed.html with an auth-error paragraph.
+// JSON client, else template/learn/failed.html with an auth-error paragraph.
 func authError(api *host.API, status int, code, message string) any {
 	if store.WantsJSON(api.Req) {
 		return host.NewError(status, code, message)
 	}
 	api.Res.WriteHeader(status)
-	return api.App().Render("learn_failed", map[string]any{"Title": "Register", "Heading": "Registration failed",
+	return api.App().Render("learn/failed", map[string]any{"Title": "Register", "Heading": "Registration failed",
 		"Message": message, "Back": "/learn/#register", "BackText": "Back to the registration form"})
 }
