@@ -3,6 +3,7 @@ package host
 import (
 	"bytes"
 	"encoding/json"
+	"io"
 	"net/http"
 	"sync"
 )
@@ -50,27 +51,26 @@ func (r *Response) Write(b []byte) (int, error) {
 		return r.Parent.Write(b)
 	}
 	n, _ := r.buffer().Write(b)
-	if r.buf.Len() > bufferLimit {
-		if err := r.commit(); err != nil {
-			return n, err
-		}
-	}
-	return n, nil
+	return n, r.spill()
 }
 
 // WriteString is Write for a string.
 func (r *Response) WriteString(s string) (int, error) {
-	if r.committed {
-		return r.Write([]byte(s))
-	}
 	r.wrote = true
-	n, _ := r.buffer().WriteString(s)
-	if r.buf.Len() > bufferLimit {
-		if err := r.commit(); err != nil {
-			return n, err
-		}
+	if r.committed {
+		return io.WriteString(r.Parent, s)
 	}
-	return n, nil
+	n, _ := r.buffer().WriteString(s)
+	return n, r.spill()
+}
+
+// spill sends the header and the buffer once the buffer has grown past
+// bufferLimit; from then on writes go through.
+func (r *Response) spill() error {
+	if r.buf.Len() > bufferLimit {
+		return r.commit()
+	}
+	return nil
 }
 
 // Status returns the status code set so far (200 if none).
