@@ -21,6 +21,17 @@ import (
 // to Config.BasicAuth.
 const BasicAuthEnv = "ZEALGO_BASIC_AUTH"
 
+// WithBasicAuth adds a user to Config.BasicAuth, checked by the basic-auth
+// middleware alias.
+func WithBasicAuth(user, password string) Option {
+	return func(c *Config) {
+		if c.BasicAuth == nil {
+			c.BasicAuth = map[string]string{}
+		}
+		c.BasicAuth[user] = password
+	}
+}
+
 // registerReadyAliases registers the aliases every application has; see
 // MiddlewareAlias for the list.
 func (a *App) registerReadyAliases() {

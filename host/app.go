@@ -13,6 +13,8 @@ import (
 	"sync"
 
 	"github.com/labstack/echo/v4"
+	"github.com/zealgo/zealgo/internal/sessionstore"
+	"github.com/zealgo/zealgo/internal/tmplset"
 	"github.com/zealgo/zealgo/interp"
 )
 
@@ -29,8 +31,9 @@ type App struct {
 	scopes  []scope
 	hooks   authHooks
 
-	useAliases []*aliasUse     // UseAlias, resolved at start-up
-	sessions   *sessionManager // made at start-up
+	useAliases []*aliasUse           // UseAlias, resolved at start-up
+	sessions   *sessionstore.Manager // the session engine, made at start-up
+	templates  *tmplset.Set          // template/, made at start-up
 
 	onTaskFinish func(id int64, result any, err error)
 	tasks        taskState // the task backend (task.go)
@@ -260,7 +263,7 @@ func (a *App) ListenAndServe(ctx context.Context) error {
 func (a *App) Close() error {
 	defer a.lifecycle.stop()
 	a.closeTasks()
-	a.sessions.close()
+	_ = a.sessions.Close()
 	if err := a.closePublic(); err != nil {
 		a.Logger().Warn("zealgo: closing public files", "err", err)
 	}

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/labstack/echo-contrib/session"
 	"github.com/labstack/echo/v4"
 )
 
@@ -36,7 +37,7 @@ func EchoMiddleware(mw echo.MiddlewareFunc) func(http.Handler) http.Handler {
 			c := e.NewContext(r, w)
 			run := h
 			if st := stateOf(r); st != nil && st.app != nil && st.app.sessions != nil {
-				run = st.app.sessions.contrib(h)
+				run = session.Middleware(st.app.sessions.Store())(h)
 			}
 			if err := run(c); err != nil {
 				writeEchoError(c.Response(), err)

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/zealgo/zealgo/internal/tmplset"
 	"github.com/zealgo/zealgo/interp"
 )
 
@@ -39,8 +40,7 @@ import (
 // /.well-known/; a file reached through a symlink that leaves public/, or
 // whose target is a .go file or a dotfile. All of these are 404.
 
-// publicState is the App's state for public files, templates and error
-// pages.
+// publicState is the App's state for public files and error pages.
 type publicState struct {
 	inner http.Handler // publicScoped, wrapped per path in scoped middleware
 
@@ -48,8 +48,6 @@ type publicState struct {
 	root   atomic.Pointer[os.Root] // public/, opened on first use
 
 	errorPages map[int]http.Handler // by status; 0 for any
-
-	tpl templates
 }
 
 // setupPublic makes the page cache; called from setup.
@@ -60,7 +58,7 @@ func (a *App) setupPublic() error {
 		return err
 	}
 	a.pub.inner = http.HandlerFunc(a.publicScoped)
-	a.pub.tpl.init(a.dirs.template, a.log)
+	a.templates = tmplset.New(a.dirs.template, a.log)
 	return nil
 }
 
@@ -73,7 +71,7 @@ func (a *App) closePublic() error {
 	if r := a.pub.root.Load(); r != nil {
 		errs = append(errs, r.Close())
 	}
-	errs = append(errs, a.pub.tpl.close())
+	errs = append(errs, a.templates.Close())
 	return errors.Join(errs...)
 }
 

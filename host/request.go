@@ -233,7 +233,7 @@ func newRequestContext(app *App, r *http.Request, post url.Values) *RequestConte
 		Server: serverVars(r), Request: r, app: app}
 	g.Session = &Session{r: r, st: stateOf(r)}
 	if app != nil {
-		g.Session.m = app.sessions
+		g.Session.m, g.Session.log = app.sessions, app.log
 	}
 	if g.Post == nil {
 		g.Post = url.Values{}

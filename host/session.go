@@ -2,12 +2,15 @@ package host
 
 import (
 	"fmt"
+	"log/slog"
 	"math"
 	"net/http"
 	"reflect"
 	"sync"
 
 	"github.com/gorilla/sessions"
+
+	"github.com/zealgo/zealgo/internal/sessionstore"
 )
 
 // Session is the session of a request (the spec's $_SESSION), reached as
@@ -24,7 +27,8 @@ import (
 // A Session is safe for use by several goroutines of one request.
 type Session struct {
 	mu     sync.Mutex
-	m      *sessionManager
+	m      *sessionstore.Manager // nil outside an application
+	log    *slog.Logger
 	r      *http.Request
 	st     *reqState
 	s      *sessions.Session
@@ -45,9 +49,9 @@ func (s *Session) load() {
 		s.s = sessions.NewSession(nil, "")
 		return
 	}
-	sess, err := s.m.store.New(s.r, s.m.cfg.CookieName)
+	sess, err := s.m.Load(s.r)
 	if err != nil {
-		s.m.log.Error("zealgo: session load failed; the request has no session", "request_id", requestID(s.r), "err", err)
+		s.log.Error("zealgo: session load failed; the request has no session", "request_id", requestID(s.r), "err", err)
 	}
 	s.s, s.had = sess, !sess.IsNew
 	if st := s.st; st != nil && st.res != nil {
@@ -55,7 +59,7 @@ func (s *Session) load() {
 		// or middleware that answers by itself.
 		st.res.Before(func() {
 			if err := s.save(st.res); err != nil {
-				s.m.log.Error("zealgo: session save failed", "request_id", st.id, "err", err)
+				s.log.Error("zealgo: session save failed", "request_id", st.id, "err", err)
 			}
 		})
 	}
@@ -73,7 +77,7 @@ func (s *Session) bind(res *Response) {
 	res.BeforeCommit(func(res *Response) {
 		if err := s.save(res); err != nil {
 			id := requestID(s.r)
-			s.m.log.Error("zealgo: session save failed", "request_id", id, "err", err)
+			s.log.Error("zealgo: session save failed", "request_id", id, "err", err)
 			res.reset()
 			writeError(res, internalError(id))
 		}
@@ -135,7 +139,7 @@ func (s *Session) Set(key string, v any) {
 	s.warnLate()
 	s.s.Values[key] = v
 	if s.s.ID == "" && s.m != nil {
-		s.s.ID = newSessionID()
+		s.s.ID = sessionstore.NewID()
 	}
 	s.dirty = true
 }
@@ -165,11 +169,11 @@ func (s *Session) Rotate() error {
 		return nil
 	}
 	if s.s.ID != "" {
-		if err := s.m.delete(s.r, s.s.ID); err != nil {
+		if err := s.m.Delete(s.r, s.s.ID); err != nil {
 			return fmt.Errorf("zealgo: session rotate: %w", err)
 		}
 	}
-	s.s.ID = newSessionID()
+	s.s.ID = sessionstore.NewID()
 	s.dirty = true
 	return nil
 }
@@ -187,7 +191,7 @@ func (s *Session) Destroy() error {
 	s.s.ID = ""
 	s.dirty = true
 	if id != "" && s.m != nil {
-		if err := s.m.delete(s.r, id); err != nil {
+		if err := s.m.Delete(s.r, id); err != nil {
 			return fmt.Errorf("zealgo: session destroy: %w", err)
 		}
 	}
@@ -207,7 +211,7 @@ func (s *Session) ID() string {
 // and with it the cookie, has gone.
 func (s *Session) warnLate() {
 	if s.saved && s.m != nil {
-		s.m.log.Warn("zealgo: session changed after the response header was sent; the change is lost",
+		s.log.Warn("zealgo: session changed after the response header was sent; the change is lost",
 			"request_id", requestID(s.r))
 	}
 }
@@ -223,18 +227,16 @@ func (s *Session) save(w http.ResponseWriter) error {
 	s.saved = true
 	if len(s.s.Values) == 0 {
 		if s.s.ID != "" {
-			if err := s.m.delete(s.r, s.s.ID); err != nil {
+			if err := s.m.Delete(s.r, s.s.ID); err != nil {
 				return err
 			}
 		}
-		if _, err := s.r.Cookie(s.m.cfg.CookieName); err == nil || s.had {
-			opts := s.m.options(s.r)
-			opts.MaxAge = -1
-			http.SetCookie(w, sessions.NewCookie(s.m.cfg.CookieName, "", &opts))
+		if _, err := s.r.Cookie(s.m.CookieName()); err == nil || s.had {
+			s.m.ClearCookie(w, s.r)
 		}
 		return nil
 	}
-	return s.m.write(s.r, w, s.s)
+	return s.m.Save(s.r, w, s.s)
 }
 
 // raw returns the loaded gorilla session, for the store's Get.
@@ -252,5 +254,35 @@ func (s *Session) savedBy(sess *sessions.Session) {
 	defer s.mu.Unlock()
 	if s.s == sess {
 		s.dirty = false
+	}
+}
+
+// SessionStore returns the application's session store, a gorilla
+// sessions.Store, for code written against gorilla or echo-contrib's
+// session package: session.Get in middleware adapted with EchoMiddleware
+// returns the same session as api.G().Session. It is nil before the
+// application starts.
+func (a *App) SessionStore() sessions.Store {
+	if a.sessions == nil {
+		return nil
+	}
+	return a.sessions.Store()
+}
+
+// requestSession is the session engine's Config.Current: the session a
+// request of this application has already loaded, so that the store's Get
+// returns it rather than a second copy.
+func (a *App) requestSession(r *http.Request) *sessions.Session {
+	if g := contextOf(r); g != nil && g.Session.m != nil && g.Session.m == a.sessions {
+		return g.Session.raw()
+	}
+	return nil
+}
+
+// sessionSaved is the session engine's Config.Saved: a session the store
+// saved for someone else (echo-contrib's sess.Save) is not saved again.
+func sessionSaved(r *http.Request, sess *sessions.Session) {
+	if g := contextOf(r); g != nil {
+		g.Session.savedBy(sess)
 	}
 }

@@ -4,8 +4,6 @@ import (
 	"context"
 	"io"
 	"log/slog"
-	"net"
-	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -16,31 +14,8 @@ import (
 	"github.com/zealgo/zealgo/internal/testutil"
 )
 
-// startRedis runs redis-server on a free loopback port with its own
-// directory, stops it by PID when the test ends, and returns its address.
-func startRedis(t *testing.T) string {
-	t.Helper()
-	bin := testutil.NeedProgram(t, "redis-server", "apt-get install redis-server")
-	addr := testutil.FreeAddr(t)
-	_, port, _ := net.SplitHostPort(addr)
-	logs := &testutil.Buffer{}
-	cmd := exec.Command(bin, "--port", port, "--bind", "127.0.0.1", "--dir", t.TempDir(),
-		"--save", "", "--appendonly", "no", "--protected-mode", "yes")
-	cmd.Stdout, cmd.Stderr = logs, logs
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-	})
-	c := redis.NewClient(&redis.Options{Addr: addr})
-	defer c.Close()
-	testutil.WaitFor(t, 5*time.Second, "redis-server to answer; log:\n"+logs.String(), func() bool {
-		return c.Ping(context.Background()).Err() == nil
-	})
-	return addr
-}
+// startRedis runs redis-server on a free loopback port (testutil.StartRedis).
+func startRedis(t *testing.T) string { return testutil.StartRedis(t) }
 
 // TestSessionRedis runs two instances sharing one Redis, as behind a load
 // balancer: a session made on one is seen, rotated and destroyed on the

@@ -1,4 +1,4 @@
-package host
+package sessionstore
 
 import (
 	"context"
@@ -11,19 +11,20 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// redisBackend keeps sessions in Redis under "zealgo:session:<id>", with
+// RedisBackend keeps sessions in Redis under "zealgo:session:<id>", with
 // the session's lifetime as the key's expiry, so that several instances
 // behind a load balancer share them.
-type redisBackend struct {
+type RedisBackend struct {
 	c      *redis.Client
 	prefix string
 	addr   string // host:port, for the log
 }
 
-// newRedisBackend connects to addr, "host:port" or a URL that
+// NewRedisBackend connects to addr, "host:port" or a URL that
 // redis.ParseURL reads (redis://, rediss://, unix://), and checks that the
-// server answers; from names the setting addr came from, for errors.
-func newRedisBackend(addr, from string) (*redisBackend, error) {
+// server answers; from names the setting addr came from, for errors. No
+// error shows the URL's password.
+func NewRedisBackend(addr, from string) (*RedisBackend, error) {
 	var opt *redis.Options
 	if strings.Contains(addr, "://") {
 		var err error
@@ -45,7 +46,7 @@ func newRedisBackend(addr, from string) (*redisBackend, error) {
 		_ = c.Close()
 		return nil, fmt.Errorf("zealgo: session redis at %s (%s) does not answer: %w", opt.Addr, from, err)
 	}
-	return &redisBackend{c: c, prefix: "zealgo:session:", addr: opt.Addr}, nil
+	return &RedisBackend{c: c, prefix: "zealgo:session:", addr: opt.Addr}, nil
 }
 
 // redactURL returns u without its password, for messages; a URL that does
@@ -58,24 +59,27 @@ func redactURL(u string) string {
 	return p.Redacted()
 }
 
-// Load implements SessionBackend.
-func (b *redisBackend) Load(ctx context.Context, id string) ([]byte, error) {
+// Addr returns the server's address, host:port, without credentials.
+func (b *RedisBackend) Addr() string { return b.addr }
+
+// Load implements Backend.
+func (b *RedisBackend) Load(ctx context.Context, id string) ([]byte, error) {
 	data, err := b.c.Get(ctx, b.prefix+id).Bytes()
 	if errors.Is(err, redis.Nil) {
-		return nil, ErrSessionNotFound
+		return nil, ErrNotFound
 	}
 	return data, err
 }
 
-// Save implements SessionBackend.
-func (b *redisBackend) Save(ctx context.Context, id string, data []byte, ttl time.Duration) error {
+// Save implements Backend.
+func (b *RedisBackend) Save(ctx context.Context, id string, data []byte, ttl time.Duration) error {
 	return b.c.Set(ctx, b.prefix+id, data, ttl).Err()
 }
 
-// Delete implements SessionBackend.
-func (b *redisBackend) Delete(ctx context.Context, id string) error {
+// Delete implements Backend.
+func (b *RedisBackend) Delete(ctx context.Context, id string) error {
 	return b.c.Del(ctx, b.prefix+id).Err()
 }
 
 // Close closes the connections.
-func (b *redisBackend) Close() error { return b.c.Close() }
+func (b *RedisBackend) Close() error { return b.c.Close() }

@@ -1,0 +1,121 @@
+package host
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/zealgo/zealgo/internal/sessionstore"
+)
+
+// SessionSecretEnv is the environment variable holding the secret that
+// signs session cookies (at least 32 characters). Every instance behind a
+// load balancer needs the same one.
+const SessionSecretEnv = "ZEALGO_SESSION_SECRET"
+
+// SessionRedisEnv is the environment variable that keeps sessions in Redis,
+// for several instances behind a load balancer: a redis URL such as
+// redis://127.0.0.1:6379/0, or rediss://user:password@host:6380/0 for TLS,
+// parsed with redis.ParseURL. It is read at start-up, where
+// SessionSecretEnv is, and used when neither Config.Session.Redis (set in
+// code, or by the serve flag --session-redis) nor Config.Session.Backend
+// is. Prefer it to the flag for a URL holding a password: a command line
+// is visible to every user of the machine.
+const SessionRedisEnv = "ZEALGO_SESSION_REDIS"
+
+// ErrSessionNotFound is what a SessionBackend returns for an id it does not
+// hold, or holds no longer.
+var ErrSessionNotFound = sessionstore.ErrNotFound
+
+// SessionConfig configures sessions (Config.Session).
+type SessionConfig struct {
+	// Secret signs the session cookie; at least 32 characters. Default: the
+	// ZEALGO_SESSION_SECRET environment variable, else a random secret
+	// generated on first use and kept in <DataDir>/session.secret (mode
+	// 0600), so that sessions survive a restart.
+	Secret string
+	// CookieName is the name of the session cookie. Default "zealgo_session".
+	CookieName string
+	// MaxAge is how long a session lasts after its last change. Default 14
+	// days.
+	MaxAge time.Duration
+	// Redis, a "host:port" address or a redis:// URL, keeps sessions in
+	// Redis, for several instances behind a load balancer. The serve flag
+	// --session-redis sets it. Default: the ZEALGO_SESSION_REDIS
+	// environment variable (SessionRedisEnv), else files under
+	// <DataDir>/sessions.
+	Redis string
+	// Backend keeps sessions in a store of the application's own; it wins
+	// over Redis.
+	Backend SessionBackend
+}
+
+// SessionBackend keeps encoded sessions on the server by id. Load returns
+// ErrSessionNotFound for an unknown or expired id; Delete of an unknown id
+// is not an error; every method may be called by several goroutines at
+// once. A backend that is also an io.Closer is closed with the App. The
+// built-in file and Redis stores keep the same contract.
+type SessionBackend interface {
+	Load(ctx context.Context, id string) ([]byte, error)
+	Save(ctx context.Context, id string, data []byte, ttl time.Duration) error
+	Delete(ctx context.Context, id string) error
+}
+
+// WithSessionSecret sets Config.Session.Secret.
+func WithSessionSecret(secret string) Option {
+	return func(c *Config) { c.Session.Secret = secret }
+}
+
+// WithRedisSessions keeps sessions in the Redis server at addr, "host:port"
+// or a redis:// URL (Config.Session.Redis).
+func WithRedisSessions(addr string) Option {
+	return func(c *Config) { c.Session.Redis = addr }
+}
+
+// WithSessionBackend keeps sessions in b (Config.Session.Backend).
+func WithSessionBackend(b SessionBackend) Option {
+	return func(c *Config) { c.Session.Backend = b }
+}
+
+// newSessionManager checks the session configuration at start-up and
+// makes the session engine: the application's own backend, else Redis,
+// else files under <DataDir>/sessions. The secret and the session
+// directory are made on first use.
+func (a *App) newSessionManager() (*sessionstore.Manager, error) {
+	cfg := a.cfg.Session
+	if cfg.Secret == "" {
+		cfg.Secret = os.Getenv(SessionSecretEnv)
+	}
+	if err := sessionstore.CheckSecret(cfg.Secret); err != nil {
+		return nil, err
+	}
+	redisFrom := "Config.Session.Redis or --session-redis"
+	if cfg.Redis == "" && cfg.Backend == nil {
+		cfg.Redis, redisFrom = os.Getenv(SessionRedisEnv), SessionRedisEnv
+	}
+	var backend sessionstore.Backend
+	owned := true // made here, so closed here if the engine refuses it
+	switch {
+	case cfg.Backend != nil:
+		backend, owned = cfg.Backend, false
+	case cfg.Redis != "":
+		b, err := sessionstore.NewRedisBackend(cfg.Redis, redisFrom)
+		if err != nil {
+			return nil, err
+		}
+		a.log.Info("zealgo: sessions kept in Redis", "addr", b.Addr(), "from", redisFrom)
+		backend = b
+	default:
+		backend = sessionstore.NewFileBackend(filepath.Join(a.cfg.DataDir, "sessions"))
+	}
+	m, err := sessionstore.New(sessionstore.Config{
+		Backend: backend, Secret: cfg.Secret, SecretFile: filepath.Join(a.cfg.DataDir, "session.secret"),
+		CookieName: cfg.CookieName, MaxAge: cfg.MaxAge, Log: a.log,
+		Current: a.requestSession, Saved: sessionSaved,
+	})
+	if err != nil && owned {
+		_ = sessionstore.CloseBackend(backend)
+	}
+	return m, err
+}
