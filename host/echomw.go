@@ -26,7 +26,7 @@ func EchoMiddleware(mw echo.MiddlewareFunc) func(http.Handler) http.Handler {
 	e := echo.New()
 	e.Logger.SetOutput(io.Discard)
 	e.IPExtractor = echo.ExtractIPDirect()
-	e.HTTPErrorHandler = func(err error, c echo.Context) { writeEchoError(c.Response(), err) }
+	e.HTTPErrorHandler = func(err error, c echo.Context) { writeEchoError(c, err) }
 	return func(next http.Handler) http.Handler {
 		h := mw(func(c echo.Context) error {
 			next.ServeHTTP(c.Response(), c.Request())
@@ -39,7 +39,7 @@ func EchoMiddleware(mw echo.MiddlewareFunc) func(http.Handler) http.Handler {
 				run = st.app.sessions.contrib(h)
 			}
 			if err := run(c); err != nil {
-				writeEchoError(c.Response(), err)
+				writeEchoError(c, err)
 			}
 		})
 	}
@@ -47,8 +47,8 @@ func EchoMiddleware(mw echo.MiddlewareFunc) func(http.Handler) http.Handler {
 
 // writeEchoError answers err, returned by an Echo middleware, with the
 // JSON envelope, unless a response has begun.
-func writeEchoError(res *echo.Response, err error) {
-	if res.Committed {
+func writeEchoError(c echo.Context, err error) {
+	if c.Response().Committed {
 		return
 	}
 	var he *echo.HTTPError
@@ -69,5 +69,5 @@ func writeEchoError(res *echo.Response, err error) {
 	if !ok || msg == "" {
 		msg = strings.ToLower(http.StatusText(he.Code))
 	}
-	writeError(res, errorf(he.Code, code, "%s", msg))
+	writeError(c.Response(), c.Request(), errorf(he.Code, code, "%s", msg))
 }

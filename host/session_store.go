@@ -95,17 +95,6 @@ func WithSessionBackend(b SessionBackend) Option {
 	return func(c *Config) { c.Session.Backend = b }
 }
 
-// WithBasicAuth adds a user to Config.BasicAuth, checked by the basic-auth
-// middleware alias.
-func WithBasicAuth(user, password string) Option {
-	return func(c *Config) {
-		if c.BasicAuth == nil {
-			c.BasicAuth = map[string]string{}
-		}
-		c.BasicAuth[user] = password
-	}
-}
-
 func init() {
 	// Interface values must be registered with gob; these are the common
 	// ones beyond the basic types gob knows.
