@@ -18,7 +18,9 @@ import (
 // Each request gets an echo.Context of its own whose RealIP is the peer
 // address (X-Forwarded-For is not trusted). An error the Echo middleware
 // returns instead of calling next (an *echo.HTTPError such as 401, 413 or
-// 429) is answered with zealgo's JSON envelope {"error": ..., "hint": ...}.
+// 429) is answered as zealgo answers errors: the JSON envelope
+// {"error": ..., "hint": ...}, or outside /api/ an error page for a client
+// that does not prefer JSON.
 // Inside a zealgo application the context also carries the application's
 // session store, so that echo-contrib's session.Get works in the adapted
 // middleware and sees the same session as the handler.
@@ -45,8 +47,8 @@ func EchoMiddleware(mw echo.MiddlewareFunc) func(http.Handler) http.Handler {
 	}
 }
 
-// writeEchoError answers err, returned by an Echo middleware, with the
-// JSON envelope, unless a response has begun.
+// writeEchoError answers err, returned by an Echo middleware, through
+// writeError, unless a response has begun.
 func writeEchoError(c echo.Context, err error) {
 	if c.Response().Committed {
 		return
