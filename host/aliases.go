@@ -13,24 +13,9 @@ import (
 
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
+	"github.com/labstack/gommon/bytes"
 	"golang.org/x/time/rate"
 )
-
-// BasicAuthEnv is the environment variable that gives the basic-auth alias
-// its credentials, "user:password" pairs separated by commas, in addition
-// to Config.BasicAuth.
-const BasicAuthEnv = "ZEALGO_BASIC_AUTH"
-
-// WithBasicAuth adds a user to Config.BasicAuth, checked by the basic-auth
-// middleware alias.
-func WithBasicAuth(user, password string) Option {
-	return func(c *Config) {
-		if c.BasicAuth == nil {
-			c.BasicAuth = map[string]string{}
-		}
-		c.BasicAuth[user] = password
-	}
-}
 
 // registerReadyAliases registers the aliases every application has; see
 // MiddlewareAlias for the list.
@@ -45,23 +30,21 @@ func (a *App) registerReadyAliases() {
 	a.aliases["secure-headers"] = aliasSecureHeaders
 }
 
-// aliasError is how a ready alias refuses its arguments; middleware
-// recovers it and reports it as an error.
-type aliasError struct{ msg string }
-
-func badAlias(format string, args ...any) { panic(&aliasError{fmt.Sprintf(format, args...)}) }
-
-func wantArgs(name string, args []string, min, max int) {
-	if len(args) < min || len(args) > max {
-		if min == max {
-			badAlias("%s takes %d argument(s), got %d", name, min, len(args))
-		}
-		badAlias("%s takes %d to %d arguments, got %d", name, min, max, len(args))
+// wantArgs refuses a number of arguments outside min to max.
+func wantArgs(name string, args []string, min, max int) error {
+	switch {
+	case len(args) >= min && len(args) <= max:
+		return nil
+	case min == max:
+		return fmt.Errorf("%s takes %d argument(s), got %d", name, min, len(args))
 	}
+	return fmt.Errorf("%s takes %d to %d arguments, got %d", name, min, max, len(args))
 }
 
-func aliasRequestID(args ...string) func(http.Handler) http.Handler {
-	wantArgs("request-id", args, 0, 1)
+func aliasRequestID(args ...string) (func(http.Handler) http.Handler, error) {
+	if err := wantArgs("request-id", args, 0, 1); err != nil {
+		return nil, err
+	}
 	header := echo.HeaderXRequestID
 	if len(args) == 1 && args[0] != "" {
 		header = http.CanonicalHeaderKey(args[0])
@@ -77,10 +60,10 @@ func aliasRequestID(args ...string) func(http.Handler) http.Handler {
 			}
 			inner.ServeHTTP(w, r)
 		})
-	}
+	}, nil
 }
 
-func aliasCORS(args ...string) func(http.Handler) http.Handler {
+func aliasCORS(args ...string) (func(http.Handler) http.Handler, error) {
 	cfg := middleware.CORSConfig{AllowOrigins: []string{"*"}, MaxAge: 600}
 	if len(args) > 0 {
 		cfg.AllowOrigins = nil
@@ -103,18 +86,24 @@ func aliasCORS(args ...string) func(http.Handler) http.Handler {
 			}
 			cors.ServeHTTP(w, r)
 		})
-	}
+	}, nil
 }
 
-func aliasBodyLimit(args ...string) func(http.Handler) http.Handler {
-	wantArgs("body-limit", args, 1, 1)
-	mw := EchoMiddleware(middleware.BodyLimit(args[0])) // panics on a bad size
+func aliasBodyLimit(args ...string) (func(http.Handler) http.Handler, error) {
+	if err := wantArgs("body-limit", args, 1, 1); err != nil {
+		return nil, err
+	}
+	// Echo's BodyLimit panics on a size its parser refuses: ask it first.
+	if _, err := bytes.Parse(args[0]); err != nil {
+		return nil, fmt.Errorf("body-limit: %q is not a size such as 512, 10K or 2M", args[0])
+	}
+	mw := EchoMiddleware(middleware.BodyLimit(args[0]))
 	return func(next http.Handler) http.Handler {
 		return mw(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			r.Body = tooLargeBody{r.Body}
 			next.ServeHTTP(w, r)
 		}))
-	}
+	}, nil
 }
 
 // tooLargeBody turns Echo's 413 read error into the one the input step
@@ -131,16 +120,18 @@ func (b tooLargeBody) Read(p []byte) (int, error) {
 
 func (b tooLargeBody) Close() error { return b.rc.Close() }
 
-func aliasRateLimit(args ...string) func(http.Handler) http.Handler {
-	wantArgs("rate-limit", args, 1, 2)
+func aliasRateLimit(args ...string) (func(http.Handler) http.Handler, error) {
+	if err := wantArgs("rate-limit", args, 1, 2); err != nil {
+		return nil, err
+	}
 	per, err := strconv.ParseFloat(args[0], 64)
 	if err != nil || per <= 0 {
-		badAlias("rate-limit: %q is not a positive number of requests per second", args[0])
+		return nil, fmt.Errorf("rate-limit: %q is not a positive number of requests per second", args[0])
 	}
 	burst := 0
 	if len(args) == 2 {
 		if burst, err = strconv.Atoi(args[1]); err != nil || burst <= 0 {
-			badAlias("rate-limit: burst %q is not a positive whole number", args[1])
+			return nil, fmt.Errorf("rate-limit: burst %q is not a positive whole number", args[1])
 		}
 	}
 	store := middleware.NewRateLimiterMemoryStoreWithConfig(middleware.RateLimiterMemoryStoreConfig{
@@ -152,14 +143,32 @@ func aliasRateLimit(args ...string) func(http.Handler) http.Handler {
 			return echo.NewHTTPError(http.StatusTooManyRequests,
 				fmt.Sprintf("more than %s requests per second from this address", args[0]))
 		},
-	}))
+	})), nil
+}
+
+// BasicAuthEnv is the environment variable that gives the basic-auth alias
+// its credentials, "user:password" pairs separated by commas, in addition
+// to Config.BasicAuth.
+const BasicAuthEnv = "ZEALGO_BASIC_AUTH"
+
+// WithBasicAuth adds a user to Config.BasicAuth, checked by the basic-auth
+// middleware alias.
+func WithBasicAuth(user, password string) Option {
+	return func(c *Config) {
+		if c.BasicAuth == nil {
+			c.BasicAuth = map[string]string{}
+		}
+		c.BasicAuth[user] = password
+	}
 }
 
 // aliasBasicAuth checks credentials against Config.BasicAuth and the
 // ZEALGO_BASIC_AUTH environment variable, read when the alias is
 // instantiated (at start-up for Use and When).
-func (a *App) aliasBasicAuth(args ...string) func(http.Handler) http.Handler {
-	wantArgs("basic-auth", args, 0, 1)
+func (a *App) aliasBasicAuth(args ...string) (func(http.Handler) http.Handler, error) {
+	if err := wantArgs("basic-auth", args, 0, 1); err != nil {
+		return nil, err
+	}
 	users := map[string][sha256.Size]byte{}
 	for u, p := range a.cfg.BasicAuth {
 		users[u] = sha256.Sum256([]byte(p))
@@ -170,7 +179,7 @@ func (a *App) aliasBasicAuth(args ...string) func(http.Handler) http.Handler {
 		}
 	}
 	if len(users) == 0 {
-		badAlias("basic-auth has no credentials: set Config.BasicAuth (WithBasicAuth) or %s=user:password", BasicAuthEnv)
+		return nil, fmt.Errorf("basic-auth has no credentials: set Config.BasicAuth (WithBasicAuth) or %s=user:password", BasicAuthEnv)
 	}
 	realm := "zealgo"
 	if len(args) == 1 && args[0] != "" {
@@ -183,31 +192,35 @@ func (a *App) aliasBasicAuth(args ...string) func(http.Handler) http.Handler {
 			got := sha256.Sum256([]byte(pass))
 			return subtle.ConstantTimeCompare(want[:], got[:]) == 1 && ok, nil
 		},
-	}))
+	})), nil
 }
 
-func aliasGzip(args ...string) func(http.Handler) http.Handler {
-	wantArgs("gzip", args, 0, 1)
+func aliasGzip(args ...string) (func(http.Handler) http.Handler, error) {
+	if err := wantArgs("gzip", args, 0, 1); err != nil {
+		return nil, err
+	}
 	cfg := middleware.GzipConfig{}
 	if len(args) == 1 {
 		l, err := strconv.Atoi(args[0])
 		if err != nil || l < -1 || l > 9 {
-			badAlias("gzip: level %q is not -1 to 9", args[0])
+			return nil, fmt.Errorf("gzip: level %q is not -1 to 9", args[0])
 		}
 		cfg.Level = l
 	}
-	return EchoMiddleware(middleware.GzipWithConfig(cfg))
+	return EchoMiddleware(middleware.GzipWithConfig(cfg)), nil
 }
 
 // aliasTimeout is the standard library's http.TimeoutHandler: the
 // handler's response is held until it returns (streaming is not flushed
 // early), and after the duration the client gets 503 with the JSON
 // envelope. The request's context is done at the same moment.
-func aliasTimeout(args ...string) func(http.Handler) http.Handler {
-	wantArgs("timeout", args, 1, 1)
+func aliasTimeout(args ...string) (func(http.Handler) http.Handler, error) {
+	if err := wantArgs("timeout", args, 1, 1); err != nil {
+		return nil, err
+	}
 	d, err := time.ParseDuration(args[0])
 	if err != nil || d <= 0 {
-		badAlias("timeout: %q is not a positive duration such as 5s", args[0])
+		return nil, fmt.Errorf("timeout: %q is not a positive duration such as 5s", args[0])
 	}
 	body := fmt.Sprintf(`{"error":"service_unavailable","hint":"the handler did not answer within %s"}`, d)
 	return func(next http.Handler) http.Handler {
@@ -215,7 +228,7 @@ func aliasTimeout(args ...string) func(http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			th.ServeHTTP(&timeoutJSON{ResponseWriter: w}, r)
 		})
-	}
+	}, nil
 }
 
 // timeoutJSON labels http.TimeoutHandler's 503 body as JSON.
@@ -230,10 +243,12 @@ func (w *timeoutJSON) WriteHeader(code int) {
 
 func (w *timeoutJSON) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
-func aliasSecureHeaders(args ...string) func(http.Handler) http.Handler {
-	wantArgs("secure-headers", args, 0, 0)
+func aliasSecureHeaders(args ...string) (func(http.Handler) http.Handler, error) {
+	if err := wantArgs("secure-headers", args, 0, 0); err != nil {
+		return nil, err
+	}
 	cfg := middleware.DefaultSecureConfig
 	cfg.HSTSMaxAge = 31536000
 	cfg.ReferrerPolicy = "strict-origin-when-cross-origin"
-	return EchoMiddleware(middleware.SecureWithConfig(cfg))
+	return EchoMiddleware(middleware.SecureWithConfig(cfg)), nil
 }

@@ -59,7 +59,7 @@ func (a *API) Response(data any, status int) {
 	if status != 0 {
 		a.Res.WriteHeader(status)
 	}
-	if err := a.app.writeResult(a.Res, a.r, data); err != nil && a.err == nil {
+	if err := writeResult(a.Res, a.r, data); err != nil && a.err == nil {
 		a.err = err
 	}
 	a.done = true
@@ -85,7 +85,7 @@ func (a *API) SetContentType(t string) { a.Res.Header().Set("Content-Type", t) }
 // form fields, cookies and server variables.
 func (a *API) G() *RequestContext {
 	if a.g == nil {
-		g := contextOf(a.r) // not Context: the input step has read the body
+		g := contextOf(a.r) // not RequestContextOf: the input step has read the body
 		if g == nil {
 			g = newRequestContext(a.app, a.r, nil)
 		}
@@ -169,8 +169,7 @@ func (a *API) RequirePostAuth() bool {
 	if a.r.Method != http.MethodPost {
 		hint = "this endpoint accepts only POST requests by an authenticated caller"
 	}
-	a.Res.reset()
-	writeError(a.Res, &Error{Status: http.StatusForbidden, Code: CodeUnauthorized, Hint: hint})
+	writeError(a.Res, a.r, &Error{Status: http.StatusForbidden, Code: CodeUnauthorized, Hint: hint})
 	a.done = true
 	return false
 }

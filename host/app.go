@@ -2,12 +2,11 @@ package host
 
 import (
 	"context"
-	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
-	"os"
 	"path/filepath"
 	"reflect"
 	"sync"
@@ -159,17 +158,6 @@ func (a *App) setup() error {
 		return err
 	}
 	var err error
-	for _, s := range a.scopes {
-		var mws []func(http.Handler) http.Handler
-		for _, name := range s.aliases {
-			mw, err := a.middleware(name)
-			if err != nil {
-				return fmt.Errorf("%w (in When(%q))", err, s.prefix)
-			}
-			mws = append(mws, mw)
-		}
-		a.scopeMW = append(a.scopeMW, mws)
-	}
 	if err := a.setupMiddleware(); err != nil {
 		return err
 	}
@@ -188,16 +176,26 @@ func (a *App) setup() error {
 	return a.startTasks()
 }
 
-func (a *App) logReload(path string, err error) {
-	rel := a.rel(path)
-	switch {
-	case err == nil:
-		a.log.Info("reloaded", "file", rel)
-	case errors.Is(err, os.ErrNotExist):
-		a.log.Info("removed", "file", rel)
-	default:
-		a.log.Warn("reload failed", "file", rel, "err", err)
-	}
+// newRoot builds the application's handler: the outermost layer
+// (dispatch.go), then the global middleware, each instantiated once here,
+// then the Echo router.
+func (a *App) newRoot() http.Handler {
+	return a.outermost(chain(a.echo, a.global))
+}
+
+// newEcho builds the Echo router: /api and everything below it go to the
+// API dispatcher (serveAPI, dispatch.go), every other path to the public
+// files (servePublic, public.go).
+func (a *App) newEcho() *echo.Echo {
+	e := echo.New()
+	e.HideBanner, e.HidePort = true, true
+	e.Logger.SetOutput(io.Discard)
+	e.HTTPErrorHandler = a.echoError
+	api := echo.WrapHandler(http.HandlerFunc(a.serveAPI))
+	e.Any("/api", api)
+	e.Any("/api/*", api)
+	e.Any("/*", echo.WrapHandler(http.HandlerFunc(a.servePublic)))
+	return e
 }
 
 // rel returns path relative to the application root, slash-separated.

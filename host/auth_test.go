@@ -128,7 +128,7 @@ func TestAuthContextSharedWithMiddleware(t *testing.T) {
 	ta := newTestAppWith(t, authFiles, func(a *host.App) {
 		a.Use(func(next http.Handler) http.Handler {
 			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-				if g := host.Context(r); g != nil && strings.HasPrefix(r.URL.Path, "/api/ctx") {
+				if g := host.RequestContextOf(r); g != nil && strings.HasPrefix(r.URL.Path, "/api/ctx") {
 					g.Server["X_MARK"] = "mw"
 					g.Session.Set("from_mw", "hello")
 				}
@@ -148,7 +148,7 @@ func TestAuthContextSharedWithMiddleware(t *testing.T) {
 	if !strings.Contains(resp.Header.Get("Set-Cookie"), "zealgo_session=") {
 		t.Errorf("a session set by middleware was not saved: Set-Cookie %q", resp.Header.Get("Set-Cookie"))
 	}
-	if host.Context(httptestRequest()) != nil {
+	if host.RequestContextOf(httptestRequest()) != nil {
 		t.Error("Context of a request outside an App is not nil")
 	}
 }

@@ -1,17 +1,55 @@
 package host
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"reflect"
+	"sync"
 )
+
+// The return contract turns what a handler returned into writes on its
+// Response: respond finishes a handler call, writeResult maps one value.
+// The Response (response.go) is a buffered http.ResponseWriter and knows
+// nothing of the contract.
 
 // Content types the return contract sets when the handler set none.
 const (
 	contentHTML = "text/html; charset=utf-8"
 	contentJSON = "application/json"
 )
+
+// respond finishes the response of a handler call that returned v and
+// err: a response the handler already sent whole (API.Response, API.Die,
+// a guard) stands; otherwise v goes through writeResult; an error is sent
+// as fail sends it, or, once the response has begun, cuts the connection.
+// Then the buffered response is sent.
+func (a *App) respond(api *API, v any, err error) {
+	res := api.Res
+	if err == nil {
+		err = api.err
+	}
+	if err == nil && api.done {
+		if v != nil {
+			a.log.Warn("result ignored: the handler already sent its response", "request_id", requestID(api.r))
+		}
+		_ = res.commit()
+		return
+	}
+	if err == nil {
+		err = writeResult(res, api.r, v)
+	}
+	if err != nil {
+		if res.Committed() {
+			a.log.Error("handler error after the response began", "request_id", requestID(api.r), "err", err)
+			panic(http.ErrAbortHandler)
+		}
+		a.fail(res, api.r, err)
+	}
+	_ = res.commit()
+}
 
 // writeResult writes v to res under the universal return contract:
 //
@@ -28,7 +66,7 @@ const (
 //
 // It returns an error when v cannot be written; nothing is sent then unless
 // streaming had begun.
-func (a *App) writeResult(res *Response, r *http.Request, v any) error {
+func writeResult(res *Response, r *http.Request, v any) error {
 	switch x := v.(type) {
 	case nil:
 		return nil
@@ -84,13 +122,27 @@ func setDefaultType(res *Response, t string) {
 	}
 }
 
+// writeJSON writes v as JSON, without the newline json.Encoder ends it
+// with. It encodes into a pooled buffer, so that a result costs no
+// allocation for its bytes, and writes nothing when encoding fails.
 func writeJSON(res *Response, v any) error {
-	if err := res.encodeJSON(v); err != nil {
+	buf := jsonPool.Get().(*bytes.Buffer)
+	defer func() {
+		if buf.Cap() <= 2*bufferLimit {
+			buf.Reset()
+			jsonPool.Put(buf)
+		}
+	}()
+	if err := json.NewEncoder(buf).Encode(v); err != nil {
 		return fmt.Errorf("zealgo: the handler's result cannot be encoded as JSON: %w", err)
 	}
 	setDefaultType(res, contentJSON)
-	return nil
+	_, err := res.Write(buf.Bytes()[:buf.Len()-1])
+	return err
 }
+
+// jsonPool holds the buffers writeJSON encodes into.
+var jsonPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 
 // stream sends each string seq yields as a chunk, flushed as it comes.
 func stream(res *Response, r *http.Request, seq func(func(string) bool)) error {
@@ -137,13 +189,11 @@ func streamChan(res *Response, r *http.Request, ch <-chan string) error {
 // serveHandler hands the request to h, after sending whatever the handler
 // had buffered.
 func serveHandler(res *Response, r *http.Request, h http.Handler) error {
-	if res.Written() {
-		if err := res.commit(); err != nil {
-			return nil
-		}
+	w, err := res.handOver()
+	if err != nil {
+		return nil // the client went away
 	}
-	res.committed = true
-	h.ServeHTTP(res.Parent, r)
+	h.ServeHTTP(w, r)
 	return nil
 }
 

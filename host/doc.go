@@ -31,4 +31,44 @@
 //	host.Main(app)               // serve, check, routes
 //
 // Echo serves HTTP behind this package; its public API speaks net/http.
+//
+// # How a request flows
+//
+// Start-up (App.setup, app.go) builds the chain once; a request then
+// passes through these steps, outermost first:
+//
+//  1. The outermost layer (outermost, dispatch.go) gives the request its
+//     id (X-Request-Id) and its state, and turns a panic anywhere below
+//     into a 500 internal_error.
+//  2. The global middleware (App.Use, App.UseAlias; middleware.go), each
+//     instantiated once at start-up (newRoot, app.go).
+//  3. The Echo router (newEcho, app.go) sends /api and /api/... to serveAPI
+//     and every other path to servePublic; a method it does not route is
+//     answered by echoError (dispatch.go).
+//  4. serveAPI (dispatch.go) resolves the URL to a file under api/
+//     (resolveAPI, route.go) and answers OPTIONS itself;
+//     servePublic (public.go) checks the path, serves static files
+//     (static.go) and wraps the response in a publicWriter, the request's
+//     error writer outside /api/ (errorpage.go).
+//  5. The path-scoped middleware of the When scopes that cover the path
+//     (scopedHandler, middleware.go).
+//  6. Load (loadAPI, load.go; tryPage, public.go): the compiled file comes
+//     from a cache that compiles it on first use and again after it
+//     changes; a file that does not load answers with its error. pick
+//     (handler.go) chooses the func for the method.
+//  7. The file's own middleware (var middleware), resolved when the file
+//     loads (analyze, handler.go) and chained around invoke (buildHandlers,
+//     load.go).
+//  8. invoke (dispatch.go) parses the input (input.go), builds the API,
+//     Request and Response, and calls the func with its parameters
+//     injected by type (handler.go).
+//  9. The return contract (respond and writeResult, contract.go) turns
+//     what the func returned into writes on the Response (response.go),
+//     which buffers them and sends them when the call ends; sessions save
+//     just before the header goes out (session.go).
+//
+// An error at any step is written by writeError (errors.go) in the format
+// chosen when the request was routed: the JSON envelope under /api/, an
+// HTML error page or the envelope outside it, as the Accept header
+// prefers (negotiate.go).
 package host

@@ -19,7 +19,9 @@ import (
 // Each request gets an echo.Context of its own whose RealIP is the peer
 // address (X-Forwarded-For is not trusted). An error the Echo middleware
 // returns instead of calling next (an *echo.HTTPError such as 401, 413 or
-// 429) is answered with zealgo's JSON envelope {"error": ..., "hint": ...}.
+// 429) is answered as zealgo answers errors: the JSON envelope
+// {"error": ..., "hint": ...}, or outside /api/ an error page for a client
+// that does not prefer JSON.
 // Inside a zealgo application the context also carries the application's
 // session store, so that echo-contrib's session.Get works in the adapted
 // middleware and sees the same session as the handler.
@@ -27,7 +29,7 @@ func EchoMiddleware(mw echo.MiddlewareFunc) func(http.Handler) http.Handler {
 	e := echo.New()
 	e.Logger.SetOutput(io.Discard)
 	e.IPExtractor = echo.ExtractIPDirect()
-	e.HTTPErrorHandler = func(err error, c echo.Context) { writeEchoError(c.Response(), err) }
+	e.HTTPErrorHandler = func(err error, c echo.Context) { writeEchoError(c, err) }
 	return func(next http.Handler) http.Handler {
 		h := mw(func(c echo.Context) error {
 			next.ServeHTTP(c.Response(), c.Request())
@@ -40,16 +42,16 @@ func EchoMiddleware(mw echo.MiddlewareFunc) func(http.Handler) http.Handler {
 				run = session.Middleware(st.app.sessions.Store())(h)
 			}
 			if err := run(c); err != nil {
-				writeEchoError(c.Response(), err)
+				writeEchoError(c, err)
 			}
 		})
 	}
 }
 
-// writeEchoError answers err, returned by an Echo middleware, with the
-// JSON envelope, unless a response has begun.
-func writeEchoError(res *echo.Response, err error) {
-	if res.Committed {
+// writeEchoError answers err, returned by an Echo middleware, through
+// writeError, unless a response has begun.
+func writeEchoError(c echo.Context, err error) {
+	if c.Response().Committed {
 		return
 	}
 	var he *echo.HTTPError
@@ -70,5 +72,5 @@ func writeEchoError(res *echo.Response, err error) {
 	if !ok || msg == "" {
 		msg = strings.ToLower(http.StatusText(he.Code))
 	}
-	writeError(res, errorf(he.Code, code, "%s", msg))
+	writeError(c.Response(), c.Request(), errorf(he.Code, code, "%s", msg))
 }

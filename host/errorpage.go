@@ -3,7 +3,6 @@ package host
 import (
 	"bytes"
 	"context"
-	"errors"
 	"html/template"
 	"net/http"
 	"os"
@@ -11,16 +10,17 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/labstack/echo/v4"
 	"github.com/zealgo/zealgo/interp"
 )
 
 // Error pages. Outside /api/, an error response zealgo makes (no page or
 // file, 405, a page that panics, fails to load or returns an error, a page
 // or middleware that sets a 4xx/5xx status and writes no body) is an HTML
-// page, unless the request prefers JSON (its Accept header ranks
-// application/json above text/html): then it is the {"error","hint"}
-// envelope of the API. Under /api/ errors are always JSON.
+// page, unless the request prefers JSON (PrefersJSON, negotiate.go): then
+// it is the {"error","hint"} envelope of the API. Under /api/ errors are
+// always JSON. servePublic wraps every response outside /api/ in a
+// publicWriter, which the request's state names as its error writer
+// (writeError, errors.go).
 //
 // The application replaces the HTML pages with ErrorPage or ErrorTemplate.
 // In dev mode (Config.Dev, `zealgo serve --dev`) a page that fails to
@@ -72,8 +72,8 @@ func PageError(r *http.Request) *Error {
 }
 
 // publicWriter wraps the response of a request outside /api/: errors
-// written through it become error pages, and a 4xx or 5xx status sent
-// with no body gets the error page as its body.
+// written for the request go through its writeError, and a 4xx or 5xx
+// status sent with no body gets the error page as its body.
 type publicWriter struct {
 	http.ResponseWriter
 	app *App
@@ -82,11 +82,16 @@ type publicWriter struct {
 	pending int  // an error status held back until a body or the end
 	sent    bool // the header went out
 	body    bool // something of the body was written
-	inError bool // an error page is being written
+	inError bool // an error is being written
 }
 
+// newPublicWriter wraps w and makes the wrapper the error writer of r.
 func (a *App) newPublicWriter(w http.ResponseWriter, r *http.Request) *publicWriter {
-	return &publicWriter{ResponseWriter: w, app: a, r: r}
+	pw := &publicWriter{ResponseWriter: w, app: a, r: r}
+	if st := stateOf(r); st != nil {
+		st.pages = pw
+	}
+	return pw
 }
 
 // WriteHeader holds back an error status until the body starts.
@@ -137,9 +142,24 @@ func (w *publicWriter) finish() {
 		return
 	}
 	code := w.pending
-	w.pending = 0
-	e := errorf(code, statusCode(code), "%s", http.StatusText(code))
-	w.app.writePublicError(w, w.r, e, nil)
+	w.writeError(w, w.r, errorf(code, statusCode(code), "%s", http.StatusText(code)))
+}
+
+// writeError writes e through w, which leads to pw: the JSON envelope for
+// a client that prefers JSON, else an HTML error page. An error raised
+// while one is being written (by a custom error page) is sent as JSON.
+func (pw *publicWriter) writeError(w http.ResponseWriter, r *http.Request, e *Error) {
+	if pw.inError {
+		writeJSONError(w, e)
+		return
+	}
+	pw.inError, pw.pending = true, 0
+	defer func() { pw.inError = false }()
+	if PrefersJSON(r) {
+		writeJSONError(w, e)
+		return
+	}
+	pw.app.writeErrorPage(w, r, e)
 }
 
 // statusCode returns the error code for an HTTP status: "not_found",
@@ -160,34 +180,10 @@ func statusCode(status int) string {
 	return strings.ReplaceAll(strings.ToLower(t), " ", "_")
 }
 
-// writeErrorPage is writeError's hook: when w leads to a publicWriter, the
-// error is written as an error page and it returns true.
-func writeErrorPage(w http.ResponseWriter, e *Error) bool {
-	pw := findPublicWriter(w)
-	if pw == nil || pw.inError {
-		return false
-	}
-	pw.app.writePublicError(w, pw.r, e, nil)
-	return true
-}
-
-// writePublicError writes e through w as the JSON envelope or an HTML
-// error page, whichever the request prefers. ce, in dev mode, adds the
-// source lines of a compile error.
-func (a *App) writePublicError(w http.ResponseWriter, r *http.Request, e *Error, ce *interp.Error) {
-	pw := findPublicWriter(w)
-	if pw != nil {
-		if pw.inError {
-			return
-		}
-		pw.inError = true
-		defer func() { pw.inError = false }()
-		pw.pending = 0
-	}
-	if prefersJSON(r) {
-		writeError(w, e)
-		return
-	}
+// writeErrorPage writes e through w as an HTML page: the application's
+// (ErrorPage, ErrorTemplate) or the built-in one, which in dev mode shows
+// the source lines around a compile error.
+func (a *App) writeErrorPage(w http.ResponseWriter, r *http.Request, e *Error) {
 	h := w.Header()
 	for k, v := range e.Header {
 		h[k] = v
@@ -197,9 +193,6 @@ func (a *App) writePublicError(w http.ResponseWriter, r *http.Request, e *Error,
 	h.Del("Etag")
 	h.Del("Last-Modified")
 	h.Set("X-Content-Type-Options", "nosniff")
-	if res, ok := w.(*Response); ok {
-		res.reset()
-	}
 	custom := a.pub.errorPages[e.Status]
 	if custom == nil {
 		custom = a.pub.errorPages[0]
@@ -212,26 +205,12 @@ func (a *App) writePublicError(w http.ResponseWriter, r *http.Request, e *Error,
 		return
 	}
 	var src *devSource
-	if ce != nil && a.cfg.Dev {
-		src = a.devSource(ce)
+	if e.compile != nil && a.cfg.Dev {
+		src = a.devSource(e.compile)
 	}
 	h.Set("Content-Type", contentHTML)
 	w.WriteHeader(e.Status)
 	_, _ = w.Write([]byte(defaultErrorHTML(e, r, src)))
-}
-
-func findPublicWriter(w http.ResponseWriter) *publicWriter {
-	for x := w; x != nil; {
-		if pw, ok := x.(*publicWriter); ok {
-			return pw
-		}
-		u, ok := x.(interface{ Unwrap() http.ResponseWriter })
-		if !ok {
-			return nil
-		}
-		x = u.Unwrap()
-	}
-	return nil
 }
 
 // statusWriter presets the status of a custom error page.
@@ -263,60 +242,6 @@ func (w *statusWriter) ensure() {
 }
 
 func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
-
-// prefersJSON reports whether the Accept header of r ranks
-// application/json above text/html: by quality, then by how specific the
-// matching media range is (an explicit application/json beats text/html
-// reached only through */*). No Accept header, or */*, means HTML.
-func prefersJSON(r *http.Request) bool {
-	accept := r.Header.Values("Accept")
-	if len(accept) == 0 {
-		return false
-	}
-	type rank struct {
-		q    float64
-		spec int
-	}
-	var js, html rank
-	js.q, html.q = -1, -1
-	better := func(cur *rank, q float64, spec int) {
-		if q > cur.q || q == cur.q && spec > cur.spec {
-			*cur = rank{q, spec}
-		}
-	}
-	for _, line := range accept {
-		for _, part := range strings.Split(line, ",") {
-			mt, params, _ := strings.Cut(part, ";")
-			mt = strings.ToLower(strings.TrimSpace(mt))
-			q := 1.0
-			for _, p := range strings.Split(params, ";") {
-				k, v, _ := strings.Cut(strings.TrimSpace(p), "=")
-				if strings.EqualFold(k, "q") {
-					if f, err := strconv.ParseFloat(strings.TrimSpace(v), 64); err == nil {
-						q = f
-					}
-				}
-			}
-			switch mt {
-			case "application/json", "application/problem+json":
-				better(&js, q, 2)
-			case "text/html", "application/xhtml+xml":
-				better(&html, q, 2)
-			case "application/*":
-				better(&js, q, 1)
-			case "text/*":
-				better(&html, q, 1)
-			case "*/*":
-				better(&js, q, 0)
-				better(&html, q, 0)
-			}
-		}
-	}
-	if js.q <= 0 {
-		return false
-	}
-	return js.q > html.q || js.q == html.q && js.spec > html.spec
-}
 
 // errorData is what an error template receives.
 func errorData(e *Error, r *http.Request) map[string]any {
@@ -424,23 +349,3 @@ func defaultErrorHTML(e *Error, r *http.Request, src *devSource) string {
 
 // isAPIPath reports whether path is /api or lies below it.
 func isAPIPath(path string) bool { return covers("/api", path) }
-
-// publicEchoError answers an error Echo raised for a path outside /api/
-// as an error page, and reports whether it did.
-func (a *App) publicEchoError(err error, c echo.Context) bool {
-	r := c.Request()
-	if isAPIPath(r.URL.Path) {
-		return false
-	}
-	var he *echo.HTTPError
-	if !errors.As(err, &he) {
-		return false // a.fail logs it and sends a 500
-	}
-	pw := a.newPublicWriter(c.Response(), r)
-	e := errorf(he.Code, statusCode(he.Code), "%s", http.StatusText(he.Code))
-	if he.Code == http.StatusNotFound {
-		e.Hint = "nothing is served at " + r.URL.Path
-	}
-	a.writePublicError(pw, r, e, nil)
-	return true
-}

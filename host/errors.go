@@ -8,6 +8,8 @@ import (
 	"reflect"
 	"sort"
 	"strings"
+
+	"github.com/zealgo/zealgo/interp"
 )
 
 // Error codes of the dispatcher, sent as the "error" field of a JSON error
@@ -40,6 +42,10 @@ type Error struct {
 	Fields map[string]any
 	// Header holds extra response headers (e.g. Allow).
 	Header http.Header
+
+	// compile is the compile error behind a page that does not load, for
+	// the source lines of the dev-mode error page.
+	compile *interp.Error
 }
 
 // NewError returns an *Error with the given status, code and hint.
@@ -61,11 +67,24 @@ func (e *Error) body() map[string]any {
 	return m
 }
 
-// writeError sends e as the whole response, replacing anything buffered.
-func writeError(w http.ResponseWriter, e *Error) {
-	if writeErrorPage(w, e) { // outside /api/: an HTML page (errorpage.go)
+// writeError sends e as the whole response, replacing anything buffered,
+// in the format chosen for the request when it was routed: outside /api/
+// through its publicWriter, which holds the choice between an error page
+// and the JSON envelope (errorpage.go); under /api/, and before routing,
+// the JSON envelope.
+func writeError(w http.ResponseWriter, r *http.Request, e *Error) {
+	if res, ok := w.(*Response); ok {
+		res.reset()
+	}
+	if st := stateOf(r); st != nil && st.pages != nil {
+		st.pages.writeError(w, r, e)
 		return
 	}
+	writeJSONError(w, e)
+}
+
+// writeJSONError sends e as the JSON envelope {"error", "hint", ...}.
+func writeJSONError(w http.ResponseWriter, e *Error) {
 	for k, v := range e.Header {
 		w.Header()[k] = v
 	}
@@ -74,11 +93,31 @@ func writeError(w http.ResponseWriter, e *Error) {
 		b = []byte(`{"error":"internal_error","hint":"the error could not be encoded"}`)
 	}
 	h := w.Header()
-	h.Set("Content-Type", "application/json")
+	h.Set("Content-Type", contentJSON)
 	h.Del("Content-Length")
 	h.Set("X-Content-Type-Options", "nosniff")
 	w.WriteHeader(e.Status)
 	_, _ = w.Write(b)
+}
+
+// fail sends err: an *Error as it is, anything else as a 500
+// internal_error whose cause goes to the log under the request id.
+func (a *App) fail(w http.ResponseWriter, r *http.Request, err error) {
+	e := asError(err)
+	if e == nil {
+		id := requestID(r)
+		a.log.Error("handler error", "request_id", id, "path", r.URL.Path, "err", err)
+		e = internalError(id)
+	}
+	writeError(w, r, e)
+}
+
+// internalError is the 500 a client gets for a failure whose details only
+// the log holds, under the request id.
+func internalError(id string) *Error {
+	return &Error{Status: http.StatusInternalServerError, Code: CodeInternal,
+		Hint:   "the handler failed; the server log has the details under request_id " + id,
+		Fields: map[string]any{"request_id": id}}
 }
 
 // asError returns err as an *Error if it is one, or nil.

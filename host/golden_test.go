@@ -82,7 +82,7 @@ func newTestAppWith(t *testing.T, files map[string]string, configure func(*host.
 	opts = append([]host.Option{host.WithRoot(root), host.WithLogOutput(logs, slog.LevelDebug)}, opts...)
 	app := host.New(opts...)
 	app.Symbols(symbols.Symbols)
-	app.MiddlewareAlias("tag", func(args ...string) func(http.Handler) http.Handler {
+	app.MiddlewareAlias("tag", func(args ...string) (func(http.Handler) http.Handler, error) {
 		return func(next http.Handler) http.Handler {
 			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				tag := strings.Join(args, "+")
@@ -92,14 +92,14 @@ func newTestAppWith(t *testing.T, files map[string]string, configure func(*host.
 				w.Header().Add("X-Tag", tag)
 				next.ServeHTTP(w, r)
 			})
-		}
+		}, nil
 	})
-	app.MiddlewareAlias("deny", func(args ...string) func(http.Handler) http.Handler {
+	app.MiddlewareAlias("deny", func(args ...string) (func(http.Handler) http.Handler, error) {
 		return func(http.Handler) http.Handler {
 			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				http.Error(w, "denied", http.StatusTeapot)
 			})
-		}
+		}, nil
 	})
 	if configure != nil {
 		configure(app)

@@ -9,7 +9,18 @@ import (
 
 // MiddlewareFactory makes a middleware from the arguments written after
 // its alias: "rate-limit:10" calls the factory of "rate-limit" with "10".
-type MiddlewareFactory func(args ...string) func(http.Handler) http.Handler
+// It returns an error to refuse its arguments: at start-up (When,
+// UseAlias) the application then fails to start with an error naming the
+// alias and the arguments; in a handler file's middleware list the file
+// answers 500 unknown_middleware with the same text.
+//
+//	app.MiddlewareAlias("role", func(args ...string) (func(http.Handler) http.Handler, error) {
+//		if len(args) != 1 {
+//			return nil, fmt.Errorf("role takes one argument, the role, got %d", len(args))
+//		}
+//		return requireRole(args[0]), nil
+//	})
+type MiddlewareFactory func(args ...string) (func(http.Handler) http.Handler, error)
 
 // scope is path-scoped middleware registered with When.
 type scope struct {
@@ -26,9 +37,8 @@ func (a *App) Use(mw ...func(http.Handler) http.Handler) {
 // MiddlewareAlias registers a named middleware factory, for When, UseAlias
 // and handler files' middleware variable; "name:a,b" calls the factory
 // with "a", "b". Registering a name again replaces it, ready aliases
-// included. A factory may panic to refuse its arguments: that is an error
-// at start-up (When, UseAlias) or a 500 unknown_middleware (a file).
-// An Echo middleware is adapted with EchoMiddleware.
+// included. A factory refuses bad arguments by returning an error (see
+// MiddlewareFactory). An Echo middleware is adapted with EchoMiddleware.
 //
 // Every application has these ready aliases, built on Echo's middleware or
 // the standard library:
@@ -86,8 +96,20 @@ type aliasUse struct {
 
 func (u *aliasUse) wrap(next http.Handler) http.Handler { return u.mw(next) }
 
-// setupMiddleware resolves the aliases given to UseAlias.
+// setupMiddleware instantiates, at start-up, the middleware of the When
+// scopes and of UseAlias.
 func (a *App) setupMiddleware() error {
+	for _, s := range a.scopes {
+		var mws []func(http.Handler) http.Handler
+		for _, spec := range s.aliases {
+			mw, err := a.middleware(spec)
+			if err != nil {
+				return fmt.Errorf("%w (in When(%q))", err, s.prefix)
+			}
+			mws = append(mws, mw)
+		}
+		a.scopeMW = append(a.scopeMW, mws)
+	}
 	for _, u := range a.useAliases {
 		mw, err := a.middleware(u.spec)
 		if err != nil {
@@ -99,7 +121,8 @@ func (a *App) setupMiddleware() error {
 }
 
 // middleware resolves an alias with its arguments, "name" or "name:a,b".
-// A factory that panics (a ready alias given a bad argument) is an error.
+// The error names the alias and its arguments. A factory that panics
+// instead of returning an error is reported the same way.
 func (a *App) middleware(spec string) (mw func(http.Handler) http.Handler, err error) {
 	name, argStr, hasArgs := strings.Cut(spec, ":")
 	f, ok := a.aliases[name]
@@ -112,15 +135,13 @@ func (a *App) middleware(spec string) (mw func(http.Handler) http.Handler, err e
 	}
 	defer func() {
 		if p := recover(); p != nil {
-			if ae, ok := p.(*aliasError); ok {
-				err = fmt.Errorf("zealgo: middleware %q: %s", spec, ae.msg)
-			} else {
-				err = fmt.Errorf("zealgo: middleware %q: %v", spec, p)
-			}
-			mw = nil
+			mw, err = nil, fmt.Errorf("zealgo: middleware %q: the factory panicked: %v", spec, p)
 		}
 	}()
-	mw = f(args...)
+	mw, err = f(args...)
+	if err != nil {
+		return nil, fmt.Errorf("zealgo: middleware %q: %w", spec, err)
+	}
 	if mw == nil {
 		return nil, fmt.Errorf("zealgo: middleware alias %q made no middleware", spec)
 	}

@@ -13,7 +13,7 @@ import (
 )
 
 // TestMiddlewareSeesFormFields: middleware, and an auth callback it calls
-// with host.Context(r), read the form fields of the body in Post, and the
+// with host.RequestContextOf(r), read the form fields of the body in Post, and the
 // handler still reads the whole body: its Input, Req.Post, Req.Body and
 // G().Post are those of the request as sent. Bodies over MaxBodyBytes,
 // read ahead or not, still get the handler's 413, and body-limit inside
@@ -29,9 +29,9 @@ func TestMiddlewareSeesFormFields(t *testing.T) {
 		a.AuthChecker(tokenOK)
 		a.Use(func(next http.Handler) http.Handler {
 			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-				g := host.Context(r)
+				g := host.RequestContextOf(r)
 				w.Header().Set("X-Mw-Post", g.Post.Encode())
-				w.Header().Set("X-Mw-Auth", strconv.FormatBool(tokenOK(host.Context(r))))
+				w.Header().Set("X-Mw-Auth", strconv.FormatBool(tokenOK(host.RequestContextOf(r))))
 				next.ServeHTTP(w, r)
 			})
 		})

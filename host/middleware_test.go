@@ -97,7 +97,7 @@ func TestMiddlewareOrderScopesAndShortCircuit(t *testing.T) {
 		"api/admin/locked/one.go": handlerFile("one", traceBody, "rec:file"),
 		"api/admin.go":            handlerFile("admin", traceBody),
 	}, func(a *host.App) {
-		a.MiddlewareAlias("rec", func(args ...string) func(http.Handler) http.Handler { return rc.mw(args[0]) })
+		a.MiddlewareAlias("rec", func(args ...string) (func(http.Handler) http.Handler, error) { return rc.mw(args[0]), nil })
 		a.Use(rc.mw("global"))
 		a.When("/api", "rec:api")
 		a.When("/api/admin", "rec:admin")
@@ -225,13 +225,13 @@ func TestMiddlewareReadyAliases(t *testing.T) {
 		// A preflight reaches cors in a When scope, not in a file's list.
 		a.When("/api/anyorigin", "cors")
 		// An application may replace a ready alias; here, with args.
-		a.MiddlewareAlias("secure-headers", func(args ...string) func(http.Handler) http.Handler {
+		a.MiddlewareAlias("secure-headers", func(args ...string) (func(http.Handler) http.Handler, error) {
 			return func(next http.Handler) http.Handler {
 				return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 					w.Header().Set("X-Mine", strings.Join(args, "+"))
 					next.ServeHTTP(w, r)
 				})
-			}
+			}, nil
 		})
 	}, host.WithBasicAuth("ann", "s3cret"))
 	raw := &http.Client{Transport: &http.Transport{DisableCompression: true}}
@@ -363,7 +363,7 @@ func TestMiddlewareSecureHeadersAndEchoAdapter(t *testing.T) {
 		func(a *host.App) {
 			a.UseAlias("secure-headers")
 			// An Echo middleware that refuses with an error gets the JSON envelope.
-			a.MiddlewareAlias("key", func(args ...string) func(http.Handler) http.Handler {
+			a.MiddlewareAlias("key", func(args ...string) (func(http.Handler) http.Handler, error) {
 				return host.EchoMiddleware(func(next echo.HandlerFunc) echo.HandlerFunc {
 					return func(c echo.Context) error {
 						if c.Request().Header.Get("X-Key") != args[0] {
@@ -371,7 +371,7 @@ func TestMiddlewareSecureHeadersAndEchoAdapter(t *testing.T) {
 						}
 						return next(c)
 					}
-				})
+				}), nil
 			})
 			a.When("/api/guarded", "key:k1")
 		})

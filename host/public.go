@@ -251,7 +251,7 @@ func (a *App) tryPage(w http.ResponseWriter, r *http.Request, rel string) bool {
 	}
 	fn, e := f.pick(r.Method)
 	if e != nil {
-		writeError(w, e)
+		writeError(w, r, e)
 		return true
 	}
 	st := stateOf(r)
@@ -290,7 +290,7 @@ func redirect(w http.ResponseWriter, r *http.Request, path string) {
 
 // notFound answers 404 not_found.
 func (a *App) notFound(w http.ResponseWriter, r *http.Request) {
-	writeError(w, errorf(http.StatusNotFound, CodeNotFound, "nothing is served at %s", r.URL.Path))
+	writeError(w, r, errorf(http.StatusNotFound, CodeNotFound, "nothing is served at %s", r.URL.Path))
 }
 
 // pageLoadError answers a page file that exists but does not load. The
@@ -300,14 +300,11 @@ func (a *App) pageLoadError(w http.ResponseWriter, r *http.Request, err error) {
 	e := a.loadError(err, r.URL.Path)
 	id := requestID(r)
 	a.log.Error("page failed to load", "request_id", id, "path", r.URL.Path, "err", e.Hint)
-	var ce *interp.Error
-	if !errors.As(err, &ce) {
-		ce = nil
-	}
 	shown := &Error{Status: e.Status, Code: e.Code, Fields: map[string]any{"request_id": id},
 		Hint: "the page could not be loaded; the server log has the details under request_id " + id}
 	if a.cfg.Dev {
 		shown.Hint, shown.Fields = e.Hint, e.Fields
+		errors.As(err, &shown.compile) // for the source lines around it
 	}
-	a.writePublicError(w, r, shown, ce)
+	writeError(w, r, shown)
 }

@@ -86,15 +86,16 @@ type RequestContext struct {
 	// JSON body (see API.Input and Request.Field).
 	//
 	// Middleware sees the fields too, without taking the body from the
-	// handler: the first Context call of a request reads the body, at most
-	// Config.MaxBodyBytes of it, and puts it back whole, so that the handler
-	// reads the same bytes. A body over that limit, or one that cannot be
-	// read or parsed, leaves Post empty in middleware, and the handler's
-	// input step answers for it as usual (413 request_too_large, 400
-	// invalid_body). Middleware that replaces the request body should do so
-	// before calling Context. Context called for the first time after the
-	// handler has read its input does not read the body again: Post then
-	// holds what the handler's API.G gave it, if it called it.
+	// handler: the first RequestContextOf call of a request reads the body,
+	// at most Config.MaxBodyBytes of it, and puts it back whole, so that the
+	// handler reads the same bytes. A body over that limit, or one that
+	// cannot be read or parsed, leaves Post empty in middleware, and the
+	// handler's input step answers for it as usual (413 request_too_large,
+	// 400 invalid_body). Middleware that replaces the request body should
+	// do so before calling RequestContextOf. Called for the first time after
+	// the handler has read its input, RequestContextOf does not read the
+	// body again: Post then holds what the handler's API.G gave it, if it
+	// called it.
 	Post url.Values
 	// Cookies maps cookie names to values.
 	Cookies map[string]string
@@ -112,13 +113,15 @@ type RequestContext struct {
 	postRead bool // Post holds the body's fields, or reading them was tried
 }
 
-// Context returns the context of a request served by a zealgo application,
-// the same instance that API.G returns to its handler and the auth
-// callbacks receive: middleware reads and changes the session through it,
-// and reads the form fields of the body in Post (the first call reads the
-// body and puts it back for the handler; see RequestContext.Post). It
-// returns nil for a request that did not come through an App.
-func Context(r *http.Request) *RequestContext {
+// RequestContextOf returns the RequestContext of a request served by a
+// zealgo application, the same instance that API.G returns to its handler
+// and the auth callbacks receive: middleware reads and changes the session
+// through it, and reads the form fields of the body in Post (the first
+// call reads the body and puts it back for the handler; see
+// RequestContext.Post). It returns nil for a request that did not come
+// through an App. (API.Context is another thing: the request's
+// context.Context.)
+func RequestContextOf(r *http.Request) *RequestContext {
 	g := contextOf(r)
 	if g != nil && !g.postRead {
 		g.postRead = true
@@ -133,7 +136,8 @@ func Context(r *http.Request) *RequestContext {
 	return g
 }
 
-// contextOf is Context without reading the body, for the session store.
+// contextOf is RequestContextOf without reading the body, for API.G and
+// the session store.
 func contextOf(r *http.Request) *RequestContext {
 	st := stateOf(r)
 	if st == nil || st.app == nil {
@@ -265,7 +269,8 @@ func serverVars(r *http.Request) map[string]string {
 
 // readBody reads at most limit bytes of r's body into memory and puts a
 // fresh reader back, so that the body can be read again. The reader is a
-// *readCloser, which tells Context that the input step has read the body.
+// *readCloser, which tells RequestContextOf that the input step has read
+// the body.
 func readBody(r *http.Request, limit int64) ([]byte, error) {
 	if r.Body == nil || r.Body == http.NoBody {
 		return nil, nil

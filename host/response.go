@@ -2,7 +2,6 @@ package host
 
 import (
 	"bytes"
-	"encoding/json"
 	"io"
 	"net/http"
 	"sync"
@@ -135,25 +134,17 @@ func (r *Response) release() {
 	r.buf = nil
 }
 
-// encodeJSON writes v as JSON, without the newline json.Encoder ends it
-// with, encoding straight into the body buffer when nothing is in it yet.
-func (r *Response) encodeJSON(v any) error {
-	if r.committed || (r.buf != nil && r.buf.Len() > 0) {
-		b, err := json.Marshal(v)
-		if err != nil {
-			return err
+// handOver sends what is buffered, if anything was written, and returns
+// Parent, for a handler that writes the rest of the response itself; the
+// Response sends nothing more.
+func (r *Response) handOver() (http.ResponseWriter, error) {
+	if r.Written() {
+		if err := r.commit(); err != nil {
+			return nil, err
 		}
-		_, err = r.Write(b)
-		return err
 	}
-	buf := r.buffer()
-	if err := json.NewEncoder(buf).Encode(v); err != nil {
-		buf.Reset()
-		return err
-	}
-	buf.Truncate(buf.Len() - 1) // the newline
-	r.wrote = true
-	return nil
+	r.committed = true
+	return r.Parent, nil
 }
 
 // commit sends the header and the buffered body.

@@ -14,7 +14,7 @@ import (
 )
 
 // Session is the session of a request (the spec's $_SESSION), reached as
-// api.G().Session or host.Context(r).Session. It is loaded on first use,
+// api.G().Session or host.RequestContextOf(r).Session. It is loaded on first use,
 // so a request that never touches it reads no cookie and no store, and
 // its changes are saved, with the cookie, just before the response header
 // is sent. The cookie holds only the signed session id; the values stay on
@@ -78,8 +78,7 @@ func (s *Session) bind(res *Response) {
 		if err := s.save(res); err != nil {
 			id := requestID(s.r)
 			s.log.Error("zealgo: session save failed", "request_id", id, "err", err)
-			res.reset()
-			writeError(res, internalError(id))
+			writeError(res, s.r, internalError(id))
 		}
 	})
 }

@@ -119,7 +119,7 @@ func (a *App) serveStatic(w http.ResponseWriter, r *http.Request, f *os.File, fi
 	default:
 		e := errorf(http.StatusMethodNotAllowed, CodeMethodNotAllowed, "%s is a static file; it serves %s", r.URL.Path, staticAllow)
 		e.Header = http.Header{"Allow": {staticAllow}}
-		writeError(w, e)
+		writeError(w, r, e)
 		return
 	}
 	h := w.Header()

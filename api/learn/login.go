@@ -13,7 +13,8 @@ import (
 // post serves POST /api/learn/login (mode 2: other methods get 405). It
 // takes username and password as form fields or as a JSON object. On
 // success it logs the account in with a fresh session id and redirects to
-// the notes page; a JSON client gets {"user_id","username"} instead. A
+// the notes page (a browser: api.PrefersHTML); any other client gets
+// {"user_id","username"} instead. A
 // wrong username and a wrong password get the same 401, after the same
 // work (a bcrypt verification either way).
 var post = func(api *host.API, s *store.Store) any {
@@ -31,18 +32,18 @@ var post = func(api *host.API, s *store.Store) any {
 		return err
 	}
 	g.Session.Set("user_id", id)
-	if store.WantsJSON(api.Req) {
-		return map[string]any{"user_id": id, "username": username}
+	if api.PrefersHTML() {
+		api.Res.Header().Set("Location", "/learn/notes")
+		return http.StatusSeeOther
 	}
-	api.Res.Header().Set("Location", "/learn/notes")
-	return http.StatusSeeOther
+	return map[string]any{"user_id": id, "username": username}
 }
 
-// authError answers a failed login: JSON {"error","hint"} for a JSON
-// client, else the page template/learn/failed.html with an auth-error
-// paragraph.
+// authError answers a failed login: for a browser, the page
+// template/learn/failed.html with an auth-error paragraph; for any other
+// client, JSON {"error","hint"}.
 func authError(api *host.API, status int, code, message string) any {
-	if store.WantsJSON(api.Req) {
+	if !api.PrefersHTML() {
 		return host.NewError(status, code, message)
 	}
 	api.Res.WriteHeader(status)

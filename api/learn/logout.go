@@ -6,21 +6,21 @@ import (
 	"net/http"
 
 	"github.com/zealgo/zealgo/host"
-	"github.com/zealgo/zealgo/sample/store"
 )
 
 // logout serves /api/learn/logout for every method (mode 1): it removes
 // user_id from the session, gives the session a new id and redirects to
-// the log-in page; a JSON client gets {"logged_out":true} instead.
+// the log-in page (a browser: api.PrefersHTML); any other client gets
+// {"logged_out":true} instead.
 var logout = func(api *host.API) any {
 	g := api.G()
 	g.Session.Delete("user_id")
 	if err := g.Session.Rotate(); err != nil {
 		return err
 	}
-	if store.WantsJSON(api.Req) {
-		return map[string]any{"logged_out": true}
+	if api.PrefersHTML() {
+		api.Res.Header().Set("Location", "/learn/")
+		return http.StatusSeeOther
 	}
-	api.Res.Header().Set("Location", "/learn/")
-	return http.StatusSeeOther
+	return map[string]any{"logged_out": true}
 }

@@ -26,7 +26,9 @@ import (
 //
 // The notes page posts HTML forms here: a browser's POST may carry
 // _method=PUT or _method=DELETE, and is answered with a redirect back to
-// the page (with ?error=<code> when it failed) instead of JSON.
+// the page (with ?error=<code> when it failed) instead of JSON. A browser
+// is a client whose Accept header prefers HTML (api.PrefersHTML); every
+// other client, one that sends no Accept header or */* included, gets JSON.
 
 var get = func(api *host.API, s *store.Store) any {
 	u := s.CurrentUser(api.G())
@@ -70,7 +72,7 @@ var post = func(api *host.API, s *store.Store) any {
 	if err != nil {
 		return failure(api, noteError(err))
 	}
-	if store.WantsHTML(api.Req) {
+	if api.PrefersHTML() {
 		return backToPage(api, "")
 	}
 	api.Res.WriteHeader(http.StatusCreated)
@@ -95,7 +97,7 @@ func update(api *host.API, s *store.Store) any {
 	if err != nil {
 		return failure(api, noteError(err))
 	}
-	if store.WantsHTML(api.Req) {
+	if api.PrefersHTML() {
 		return backToPage(api, "")
 	}
 	return n
@@ -110,7 +112,7 @@ func remove(api *host.API, s *store.Store) any {
 	if err := s.DeleteNote(api.Context(), uid, id); err != nil {
 		return failure(api, noteError(err))
 	}
-	if store.WantsHTML(api.Req) {
+	if api.PrefersHTML() {
 		return backToPage(api, "")
 	}
 	return map[string]any{"deleted": true, "id": id}
@@ -161,7 +163,7 @@ func noteError(err error) error {
 // forms, redirects back to the page (the log-in page when logged out); a
 // failure of the server is logged and shown on the page as such.
 func failure(api *host.API, e error) any {
-	if !store.WantsHTML(api.Req) {
+	if !api.PrefersHTML() {
 		return e
 	}
 	var he *host.Error

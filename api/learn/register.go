@@ -13,9 +13,10 @@ import (
 // post serves POST /api/learn/register (mode 2: other methods get 405).
 // It takes username and password as form fields or as a JSON object. On
 // success it creates the account, logs it in with a fresh session id and
-// redirects to the notes page; a JSON client gets 201 {"user_id",
-// "username"} instead. A taken username is 409, a broken rule 422: an
-// auth-error paragraph for a browser, {"error","hint"} for a JSON client.
+// redirects to a browser (api.PrefersHTML) the notes page; any other
+// client gets 201 {"user_id", "username"} instead. A taken username is 409,
+// a broken rule 422: an auth-error paragraph for a browser, {"error",
+// "hint"} for any other client.
 var post = func(api *host.API, s *store.Store) any {
 	username := api.Req.Field("username")
 	password := api.Req.Field("password")
@@ -34,18 +35,19 @@ var post = func(api *host.API, s *store.Store) any {
 		return err
 	}
 	g.Session.Set("user_id", id)
-	if store.WantsJSON(api.Req) {
-		api.Res.WriteHeader(http.StatusCreated)
-		return map[string]any{"user_id": id, "username": username}
+	if api.PrefersHTML() {
+		api.Res.Header().Set("Location", "/learn/notes")
+		return http.StatusSeeOther
 	}
-	api.Res.Header().Set("Location", "/learn/notes")
-	return http.StatusSeeOther
+	api.Res.WriteHeader(http.StatusCreated)
+	return map[string]any{"user_id": id, "username": username}
 }
 
-// authError answers a failed registration: JSON {"error","hint"} for a
-// JSON client, else template/learn/failed.html with an auth-error paragraph.
+// authError answers a failed registration: for a browser,
+// template/learn/failed.html with an auth-error paragraph; for any other
+// client, JSON {"error","hint"}.
 func authError(api *host.API, status int, code, message string) any {
-	if store.WantsJSON(api.Req) {
+	if !api.PrefersHTML() {
 		return host.NewError(status, code, message)
 	}
 	api.Res.WriteHeader(status)

@@ -29,8 +29,6 @@ func init() {
 		"UsernameMin":         reflect.ValueOf(constant.MakeFromLiteral("3", token.INT, 0)),
 		"ValidateCredentials": reflect.ValueOf(store.ValidateCredentials),
 		"ValidateNote":        reflect.ValueOf(store.ValidateNote),
-		"WantsHTML":           reflect.ValueOf(store.WantsHTML),
-		"WantsJSON":           reflect.ValueOf(store.WantsJSON),
 
 		// type definitions
 		"Note":            reflect.ValueOf((*store.Note)(nil)),

@@ -1,0 +1,168 @@
+package host
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/zealgo/zealgo/interp"
+)
+
+// Loading: a request's handler or page file comes from a cache of
+// compiled files (interp.Cache), which compiles a file on its first
+// request and again after it changes on disk. A failure to load is turned
+// into the error the request answers with.
+
+// loadAPI returns the compiled file of rt, or the error to send.
+func (a *App) loadAPI(rt *apiRoute) (*handlerFile, *Error) {
+	f, err := a.api.Get(rt.file)
+	if err == nil {
+		return f, nil
+	}
+	return nil, a.loadError(err, "/api/"+strings.TrimPrefix(rt.module+"/"+rt.action, "/"))
+}
+
+// loadError turns a failure to load a file into the error to send.
+func (a *App) loadError(err error, url string) *Error {
+	if errors.Is(err, fs.ErrNotExist) {
+		return errorf(http.StatusNotFound, CodeMethodNotFound, "no handler file for %s", url)
+	}
+	if e := asError(err); e != nil {
+		return e
+	}
+	var ce *interp.Error
+	if errors.As(err, &ce) {
+		if ce.Selector != "" && ce.ReceiverType == "*"+typeAPI.Elem().PkgPath()+".API" {
+			e := errorf(http.StatusNotFound, CodeUndefinedMethod, "%s:%d:%d: %s.%s is no method or field of *host.API",
+				ce.File, ce.Line, ce.Col, ce.Receiver, ce.Selector)
+			e.Fields = map[string]any{"method": ce.Selector}
+			if s := suggest(ce.Selector, apiNames); s != "" {
+				e.Fields["did_you_mean"] = s
+				e.Hint += "; did you mean " + s + "?"
+			}
+			return e
+		}
+		return errorf(http.StatusInternalServerError, CodeCompileError, "%s", ce.Error())
+	}
+	a.log.Error("load failed", "err", err)
+	return errorf(http.StatusInternalServerError, CodeCompileError, "the handler file could not be loaded")
+}
+
+// buildHandlers returns the build func of a cache of the handler or page
+// files under dir: compile, sort the funcs, wrap the file's middleware.
+func (a *App) buildHandlers(dir string) func(path string) (*handlerFile, error) {
+	return func(path string) (*handlerFile, error) {
+		prog, rel, err := a.compile(dir, path)
+		if err != nil {
+			return nil, err
+		}
+		f, err := a.analyze(prog, rel)
+		if err != nil {
+			return nil, err
+		}
+		f.serve = chain(http.HandlerFunc(a.invoke), f.mw)
+		return f, nil
+	}
+}
+
+// compile reads and compiles one file of the application, naming it by its
+// path relative to the root. A file outside dir, symlinks resolved, counts
+// as missing.
+func (a *App) compile(dir, path string) (*interp.Program, string, error) {
+	real, err := filepath.EvalSymlinks(path)
+	if interp.IsNotFound(err) {
+		// e.g. api/mod/f/x where api/mod/f is a file: no handler, not a failure.
+		return nil, "", fmt.Errorf("zealgo: %s: %w", path, fs.ErrNotExist)
+	}
+	if err != nil {
+		return nil, "", err
+	}
+	if !within(dir, real) {
+		return nil, "", fmt.Errorf("zealgo: %s resolves outside %s: %w", path, dir, fs.ErrNotExist)
+	}
+	fi, err := os.Stat(real)
+	if err != nil {
+		return nil, "", err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, "", fmt.Errorf("zealgo: %s is not a regular file: %w", path, fs.ErrNotExist)
+	}
+	src, err := os.ReadFile(real)
+	if err != nil {
+		return nil, "", err
+	}
+	rel := a.rel(path)
+	out := &logWriter{log: a.log, file: rel}
+	prog, err := interp.CompileSource(rel, src, interp.Options{Symbols: a.symbols, Stdout: out, Stderr: out,
+		GoPanic: func(v any, stack []byte) {
+			a.log.Error("panic in a goroutine", "file", rel, "panic", interp.DescribePanic(v), "stack", string(stack))
+		}})
+	if err != nil {
+		var ce *interp.Error
+		if errors.As(err, &ce) {
+			ce.Msg = unlinkedHint(ce.Msg)
+		}
+		return nil, rel, err
+	}
+	return prog, rel, nil
+}
+
+// unlinkedHint rewrites Yaegi's message for an import it has no symbols
+// for, which speaks of GOPATH, into what the application must do.
+func unlinkedHint(msg string) string {
+	_, after, ok := strings.Cut(msg, "unable to find source related to: \"")
+	if !ok {
+		return msg
+	}
+	pkg, _, _ := strings.Cut(after, "\"")
+	if pkg == typeAPI.Elem().PkgPath() {
+		return "package " + pkg + " is not linked into this binary: the application must register the host symbols with app.Symbols(symbols.Symbols)"
+	}
+	return "package " + pkg + " is not linked into this binary: interpreted files can import only the standard library and the packages " +
+		"whose symbol tables (yaegi extract) the application registers with app.Symbols; run the application's own binary (e.g. go run ./sample check)"
+}
+
+// cacheOptions are the options of every cache of compiled files: reload
+// debounce, the memory bound, and logging.
+func (a *App) cacheOptions() interp.CacheOptions {
+	return interp.CacheOptions{
+		Debounce:   a.cfg.ReloadDebounce,
+		MaxEntries: a.cfg.MaxLoadedFiles,
+		IdleTTL:    a.cfg.UnloadIdle,
+		OnReload:   a.logReload,
+		OnError:    func(err error) { a.log.Error("zealgo: file watcher", "err", err) },
+	}
+}
+
+// logReload logs what the file watcher did to a compiled file.
+func (a *App) logReload(path string, err error) {
+	rel := a.rel(path)
+	switch {
+	case err == nil:
+		a.log.Info("reloaded", "file", rel)
+	case errors.Is(err, os.ErrNotExist):
+		a.log.Info("removed", "file", rel)
+	default:
+		a.log.Warn("reload failed", "file", rel, "err", err)
+	}
+}
+
+// logWriter sends what interpreted code prints to the log, a line a record.
+type logWriter struct {
+	log  *slog.Logger
+	file string
+}
+
+func (w *logWriter) Write(p []byte) (int, error) {
+	for _, line := range strings.Split(strings.TrimRight(string(p), "\n"), "\n") {
+		if line != "" {
+			w.log.Info(line, "file", w.file)
+		}
+	}
+	return len(p), nil
+}
