@@ -76,7 +76,7 @@ type gateConnector struct {
 
 func (c *gateConnector) Connect(ctx context.Context) (driver.Conn, error) {
 	if err := os.MkdirAll(c.dir, 0o700); err != nil {
-		return nil, fmt.Errorf("zealgo: database directory: %w", err)
+		return nil, fmt.Errorf("making its directory: %w", err)
 	}
 	conn, err := c.drv.Open(c.dsn)
 	if err != nil {
