@@ -72,6 +72,7 @@ func (a *App) openDB(migrate bool) error {
 		err = sqldb.Ping(context.Background(), pool, src, 10*time.Second)
 	}
 	if err == nil && migrate {
+		a.Logger().Info("database", "db", src.String())
 		_, err = a.migrate(context.Background())
 	}
 	if err != nil {
@@ -109,7 +110,7 @@ func (a *App) closeDB() {
 // code, and its password, in the help text).
 func (a *App) dbFlag(fs *flag.FlagSet) func() {
 	var url string
-	help := "the database: sqlite:PATH or postgres://user:password@host/dbname"
+	help := "the database at `URL`: sqlite:PATH or postgres://user:password@host/dbname"
 	if a.cfg.DB == "" {
 		help += " (default $" + DBEnv + ", else SQLite <data>/" + DBFile + ")"
 	}

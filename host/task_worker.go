@@ -234,7 +234,7 @@ type taskFunc struct {
 	nargs     int // positional parameters, the variadic one included
 }
 
-// taskParam is one parameter: injected (context.Context, *host.App, a
+// taskParam is one parameter: injected (context.Context, *host.App, *sql.DB, a
 // provided type) or the next positional argument.
 type taskParam struct {
 	t      reflect.Type

@@ -87,6 +87,10 @@ func TestMigrateThenServe(t *testing.T) {
 }
 
 func testMigrateThenServe(t *testing.T, root string, flags, env []string, shown string) {
+	// check knows *sql.DB as injected (no "not injectable" warning).
+	if _, errOut, code := run(t, "check", "--root", root); code != 0 || strings.Contains(errOut, "injectable") {
+		t.Fatalf("check: exit %d: %s", code, errOut)
+	}
 	args := append([]string{"migrate", "--root", root}, flags...)
 	out, errOut, code := runEnv(t, env, args...)
 	if code != 0 || out != "applied migrations/001_notes.sql\napplied migrations/002_seed.sql\n" ||
