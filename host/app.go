@@ -38,6 +38,7 @@ type App struct {
 	tasks        taskState // the task backend (task.go)
 	lifecycle    lifecycle // OnStart and OnStop hooks
 	provided     map[reflect.Type]reflect.Value
+	db           dbState // the database pool (db.go)
 
 	initOnce sync.Once
 	initErr  error
@@ -118,9 +119,10 @@ func (a *App) OnTaskFinish(f func(id int64, result any, err error)) {
 // Provide makes v injectable: a handler parameter of exactly v's type
 // receives v (e.g. the application's store, as *store.Store). Handler files
 // can only name the type if its package's symbols are registered with
-// Symbols.
+// Symbols. Call it before the application starts or inside an OnStart
+// hook (the place for a value built on App.DB); later it panics.
 func (a *App) Provide(v any) {
-	a.mustConfigure()
+	a.checkProvide(v)
 	if a.provided == nil {
 		a.provided = map[reflect.Type]reflect.Value{}
 	}
@@ -152,6 +154,9 @@ func (a *App) init() error {
 func (a *App) setup() error {
 	a.started = true
 	if err := a.prepare(); err != nil {
+		return err
+	}
+	if err := a.openDB(true); err != nil {
 		return err
 	}
 	if err := a.lifecycle.start(a); err != nil {
@@ -256,9 +261,10 @@ func (a *App) ListenAndServe(ctx context.Context) error {
 }
 
 // Close stops the task workers, letting running tasks finish within
-// Config.ShutdownTimeout, and stops watching files. It does not stop a
+// Config.ShutdownTimeout, stops watching files and closes the database. It does not stop a
 // server started by Serve; cancel its context instead.
 func (a *App) Close() error {
+	defer a.closeDB() // after the OnStop hooks, which may still use it
 	defer a.lifecycle.stop()
 	a.closeTasks()
 	_ = a.sessions.Close()

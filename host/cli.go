@@ -24,6 +24,8 @@ import (
 //	serve   answer HTTP requests (the default)
 //	check   compile every file under api/, public/ and task/; exit 1 on problems
 //	routes  list the endpoints and pages with their methods
+//	migrate run the .sql files under migrations/ that have not run (takes
+//	        --data and --db as serve does)
 //
 // Every command takes --root DIR, the application directory (default ".").
 // serve also takes:
@@ -41,12 +43,15 @@ import (
 //	--task-workers N      number of task worker processes (default 0)
 //	--task-coroutine=BOOL run each task in its own goroutine (default true)
 //	--dev                 development mode
+//	--db URL              the database, sqlite:PATH or postgres://... (default
+//	                      Config.DB, else $ZEALGO_DB, else SQLite
+//	                      <data>/app.db); see App.DB
 //
 // The environment variables ZEALGO_SESSION_SECRET (SessionSecretEnv),
-// ZEALGO_SESSION_REDIS (SessionRedisEnv) and ZEALGO_BASIC_AUTH
-// (BasicAuthEnv) are read at start-up. For the session store, a flag wins
-// over what the application's main set in Config, which wins over the
-// environment.
+// ZEALGO_SESSION_REDIS (SessionRedisEnv), ZEALGO_BASIC_AUTH
+// (BasicAuthEnv) and ZEALGO_DB (DBEnv) are read at start-up. For the
+// session store and the database, a flag wins over what the application's
+// main set in Config, which wins over the environment.
 func Main(app *App) {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := app.Run(ctx, os.Args[1:], os.Stdout, os.Stderr)
@@ -66,6 +71,7 @@ var commands = map[string]command{
 	"check":  {"compile every handler, page and task file; exit 1 on problems", (*App).cmdCheck},
 	"routes": {"list the endpoints and pages with their methods", (*App).cmdRoutes},
 	"worker": {"", (*App).cmdWorker}, // hidden: a task worker, started by serve (task_worker.go)
+	// migrate is added by db.go
 }
 
 // Run runs the command line args (without the program name) and returns
@@ -127,9 +133,11 @@ func (a *App) cmdServe(ctx context.Context, args []string, stdout, stderr io.Wri
 	fs.IntVar(&a.cfg.TaskWorkerNum, "task-workers", a.cfg.TaskWorkerNum, "number of task worker processes")
 	fs.BoolVar(&a.cfg.TaskEnableCoroutine, "task-coroutine", a.cfg.TaskEnableCoroutine, "run each task in its own goroutine")
 	fs.BoolVar(&a.cfg.Dev, "dev", a.cfg.Dev, "development mode: show compile errors with source in pages")
+	applyDB := a.dbFlag(fs)
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
+	applyDB()
 	// Set only when given: its default would show a URL set in code, and
 	// its password, in the help text.
 	redisSet := false

@@ -31,6 +31,10 @@ type Config struct {
 	TaskEnableCoroutine bool
 	// Dev shows compile errors with their source lines in error pages.
 	Dev bool
+	// DB is the database URL, sqlite:PATH or postgres://...; the serve
+	// flag --db sets it. Default: $ZEALGO_DB (DBEnv), else SQLite in
+	// <DataDir>/app.db. See App.DB.
+	DB string
 	// MaxBodyBytes bounds the request body the input step reads. Default
 	// 32 MiB.
 	MaxBodyBytes int64

@@ -64,6 +64,7 @@ const (
 	argServer
 	argContext
 	argGoContext
+	argDB // the application's *sql.DB (db.go)
 	argProvided
 )
 
@@ -94,6 +95,8 @@ func kindOf(t reflect.Type) argKind {
 		return argContext
 	case typeGoContext:
 		return argGoContext
+	case typeSQLDB:
+		return argDB
 	}
 	return argZero
 }
@@ -204,6 +207,8 @@ func (a *API) inject(k argKind, zero reflect.Value) reflect.Value {
 		return reflect.ValueOf(a.G())
 	case argGoContext:
 		return reflect.ValueOf(a.r.Context())
+	case argDB:
+		return reflect.ValueOf(a.app.db.pool)
 	}
 	return zero // argZero, or argProvided with the provided value
 }

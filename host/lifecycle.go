@@ -10,6 +10,7 @@ type lifecycle struct {
 	mu      sync.Mutex
 	onStart []func(*App) error
 	onStop  []func()
+	running bool // the OnStart hooks are running (Provide is allowed)
 }
 
 // OnStart registers f to run once when the application starts (the first
@@ -43,7 +44,9 @@ func (a *App) OnStop(f func()) {
 func (l *lifecycle) start(a *App) error {
 	l.mu.Lock()
 	hooks := l.onStart
+	l.running = true
 	l.mu.Unlock()
+	defer l.setRunning(false)
 	for i, f := range hooks {
 		if err := f(a); err != nil {
 			return fmt.Errorf("zealgo: start-up hook %d: %w", i+1, err)

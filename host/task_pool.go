@@ -34,6 +34,7 @@ type workerConfig struct {
 	Coroutine bool          `json:"coroutine"`
 	Dev       bool          `json:"dev"`
 	Debounce  time.Duration `json:"debounce"`
+	DB        string        `json:"db,omitempty"` // the database URL, for the worker's own pool
 }
 
 // localPool is the default TaskBackend: Config.TaskWorkerNum worker
@@ -162,7 +163,7 @@ func (p *localPool) spawn(slot int) (*workerProc, error) {
 		w: taskproto.NewWriter(inW, 0), r: taskproto.NewReader(outR, 0),
 		inflight: map[int64]TaskJob{}, started: time.Now()}
 	cfg, _ := json.Marshal(workerConfig{Root: p.a.dirs.root, DataDir: p.a.cfg.DataDir, Slot: slot,
-		Coroutine: p.coroutine, Dev: p.a.cfg.Dev, Debounce: p.a.cfg.ReloadDebounce})
+		Coroutine: p.coroutine, Dev: p.a.cfg.Dev, Debounce: p.a.cfg.ReloadDebounce, DB: p.a.dbURL()})
 	timer := time.AfterFunc(workerHandshake, wp.kill)
 	err = wp.w.Write(&taskproto.Message{Kind: taskproto.KindInit, Config: cfg})
 	var m *taskproto.Message

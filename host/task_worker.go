@@ -75,6 +75,7 @@ func (a *App) serveWorker(ctx context.Context, in io.Reader, out, stderr io.Writ
 		return fmt.Errorf("zealgo: worker: configuration: %w", err)
 	}
 	a.cfg.Root, a.cfg.DataDir, a.cfg.TaskEnableCoroutine, a.cfg.Dev = cfg.Root, cfg.DataDir, cfg.Coroutine, cfg.Dev
+	a.cfg.DB = cfg.DB
 	if cfg.Debounce > 0 {
 		a.cfg.ReloadDebounce = cfg.Debounce
 	}
@@ -86,6 +87,10 @@ func (a *App) serveWorker(ctx context.Context, in io.Reader, out, stderr io.Writ
 	if err := a.prepare(); err != nil {
 		return err
 	}
+	if err := a.openDB(false); err != nil { // the server ran the migrations
+		return fmt.Errorf("zealgo: worker: %w", err)
+	}
+	defer a.closeDB()
 	defer a.lifecycle.stop() // also after a failed OnStart, as App.Close does
 	if err := a.lifecycle.start(a); err != nil {
 		return fmt.Errorf("zealgo: worker: %w", err)
@@ -229,7 +234,7 @@ type taskFunc struct {
 	nargs     int // positional parameters, the variadic one included
 }
 
-// taskParam is one parameter: injected (context.Context, *host.App, a
+// taskParam is one parameter: injected (context.Context, *host.App, *sql.DB, a
 // provided type) or the next positional argument.
 type taskParam struct {
 	t      reflect.Type
@@ -280,6 +285,8 @@ func (a *App) analyzeTask(prog *interp.Program, rel string) (*taskFunc, error) {
 			p.kind = argGoContext
 		case argApp:
 			p.kind, p.inject = argApp, reflect.ValueOf(a)
+		case argDB:
+			p.kind, p.inject = argProvided, reflect.ValueOf(a.db.pool)
 		default:
 			if pv, ok := a.provided[pt]; ok {
 				p.kind, p.inject = argProvided, pv
