@@ -38,7 +38,8 @@ type App struct {
 	tasks        taskState // the task backend (task.go)
 	lifecycle    lifecycle // OnStart and OnStop hooks
 	provided     map[reflect.Type]reflect.Value
-	db           dbState // the database pool (db.go)
+	db           dbState  // the database pool (db.go)
+	ops          opsState // health, metrics, tracing, access log (ops.go)
 
 	initOnce sync.Once
 	initErr  error
@@ -156,6 +157,9 @@ func (a *App) setup() error {
 	if err := a.prepare(); err != nil {
 		return err
 	}
+	if err := a.setupOps(); err != nil { // metrics and tracing (ops.go)
+		return err
+	}
 	if err := a.openDB(true); err != nil {
 		return err
 	}
@@ -178,14 +182,18 @@ func (a *App) setup() error {
 	}
 	a.echo = a.newEcho()
 	a.root = a.newRoot()
+	if err := a.listenMetrics(); err != nil {
+		return err
+	}
 	return a.startTasks()
 }
 
-// newRoot builds the application's handler: the outermost layer
-// (dispatch.go), then the global middleware, each instantiated once here,
-// then the Echo router.
+// newRoot builds the application's handler: the health checks and the
+// request's span (opsRoot, ops.go), the outermost layer (dispatch.go),
+// then the global middleware, each instantiated once here, then the Echo
+// router.
 func (a *App) newRoot() http.Handler {
-	return a.outermost(chain(a.echo, a.global))
+	return a.opsRoot(a.outermost(chain(a.echo, a.global)))
 }
 
 // newEcho builds the Echo router: /api and everything below it go to the
@@ -240,6 +248,7 @@ func (a *App) Serve(ctx context.Context, ln net.Listener) error {
 		return err
 	case <-ctx.Done():
 	}
+	a.drain() // not ready from now on (ops.go)
 	sctx, cancel := context.WithTimeout(context.Background(), a.cfg.ShutdownTimeout)
 	defer cancel()
 	err = srv.Shutdown(sctx)
@@ -264,6 +273,7 @@ func (a *App) ListenAndServe(ctx context.Context) error {
 // Config.ShutdownTimeout, stops watching files and closes the database. It does not stop a
 // server started by Serve; cancel its context instead.
 func (a *App) Close() error {
+	defer a.closeOps()
 	defer a.closeDB() // after the OnStop hooks, which may still use it
 	defer a.lifecycle.stop()
 	a.closeTasks()

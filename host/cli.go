@@ -134,7 +134,8 @@ func (a *App) cmdServe(ctx context.Context, args []string, stdout, stderr io.Wri
 	fs.BoolVar(&a.cfg.TaskEnableCoroutine, "task-coroutine", a.cfg.TaskEnableCoroutine, "run each task in its own goroutine")
 	fs.BoolVar(&a.cfg.Dev, "dev", a.cfg.Dev, "development mode: show compile errors with source in pages")
 	applyDB := a.dbFlag(fs)
-	if err := fs.Parse(args); err != nil {
+	a.opsFlags(fs) // flags_env.go
+	if err := a.parseFlags(fs, args); err != nil {
 		return 2
 	}
 	applyDB()
@@ -150,12 +151,14 @@ func (a *App) cmdServe(ctx context.Context, args []string, stdout, stderr io.Wri
 		a.cfg.Session.Redis = redisURL
 	}
 	if a.cfg.Logger == nil {
-		level := slog.LevelInfo
-		if a.cfg.Dev {
-			level = slog.LevelDebug
+		l, err := a.newServeLogger(stderr) // accesslog.go
+		if err != nil {
+			fmt.Fprintln(stderr, err)
+			return 2
 		}
-		a.cfg.Logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+		a.cfg.Logger = l
 	}
+	defer a.logAsDefault()() // slog in handler files writes through the same log
 	a.Logger().Info("zealgo serving", "addr", a.cfg.Addr, "root", a.cfg.Root)
 	if err := a.ListenAndServe(ctx); err != nil {
 		fmt.Fprintln(stderr, err)
@@ -167,7 +170,7 @@ func (a *App) cmdServe(ctx context.Context, args []string, stdout, stderr io.Wri
 
 func (a *App) cmdCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := a.flags("check", stderr)
-	if err := fs.Parse(args); err != nil {
+	if err := a.parseFlags(fs, args); err != nil {
 		return 2
 	}
 	if a.cfg.Logger == nil {
@@ -191,7 +194,7 @@ func (a *App) cmdCheck(ctx context.Context, args []string, stdout, stderr io.Wri
 
 func (a *App) cmdRoutes(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := a.flags("routes", stderr)
-	if err := fs.Parse(args); err != nil {
+	if err := a.parseFlags(fs, args); err != nil {
 		return 2
 	}
 	routes, err := a.Routes()

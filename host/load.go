@@ -136,6 +136,7 @@ func (a *App) cacheOptions() interp.CacheOptions {
 		IdleTTL:    a.cfg.UnloadIdle,
 		OnReload:   a.logReload,
 		OnError:    func(err error) { a.log.Error("zealgo: file watcher", "err", err) },
+		Observer:   a.compileObserver(),
 	}
 }
 

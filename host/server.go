@@ -1,6 +1,7 @@
 package host
 
 import (
+	"context"
 	"errors"
 	"net/http"
 )
@@ -45,7 +46,7 @@ func (s *Server) Addr() string {
 // encoding/json decodes it into an any (map[string]any, []any, float64,
 // string, bool or nil).
 func (s *Server) Task(t Task) (int64, error) {
-	return s.app.dispatchTask(t)
+	return s.app.dispatchTask(context.Background(), t)
 }
 
 // TaskWorkerPIDs returns the process ids of the running task workers, in

@@ -70,6 +70,10 @@ type TaskJob struct {
 	ID      int64
 	Handler string
 	Args    json.RawMessage
+	// TraceContext carries the dispatcher's trace to the task (the W3C
+	// traceparent and tracestate, as propagation.MapCarrier keys); nil
+	// when the task was dispatched outside a trace.
+	TraceContext map[string]string
 }
 
 // TaskOutcome is the end of a task, as a backend reports it: the
@@ -145,7 +149,7 @@ func (a *App) startTasks() error {
 		}
 		b = newLocalPool(a)
 	}
-	if err := b.Start(ts.fin.push); err != nil {
+	if err := b.Start(a.observeTaskFinish(ts.fin.push)); err != nil {
 		return fmt.Errorf("zealgo: task workers: %w", err)
 	}
 	ts.running.Store(&taskBackendRef{b})
@@ -181,8 +185,8 @@ func (a *App) closeTasks() {
 	a.stopTasks(ctx)
 }
 
-// dispatchTask is Server.Task.
-func (a *App) dispatchTask(t Task) (int64, error) {
+// dispatchTask is Server.Task and Server.TaskContext.
+func (a *App) dispatchTask(ctx context.Context, t Task) (int64, error) {
 	ts := &a.tasks
 	b := ts.backend()
 	if b == nil {
@@ -212,11 +216,14 @@ func (a *App) dispatchTask(t Task) (int64, error) {
 	if len(enc) > maxTaskArgs {
 		return 0, fmt.Errorf("zealgo: task %s: arguments are %d bytes encoded; the bound is %d", t.Handler, len(enc), maxTaskArgs)
 	}
-	id := ts.seq.Add(1)
-	if err := b.Dispatch(TaskJob{ID: id, Handler: t.Handler, Args: enc}); err != nil {
+	job := TaskJob{ID: ts.seq.Add(1), Handler: t.Handler, Args: enc}
+	end := a.dispatching(ctx, &job) // metrics and trace (task_ops.go)
+	err = b.Dispatch(job)
+	end(err)
+	if err != nil {
 		return 0, err
 	}
-	return id, nil
+	return job.ID, nil
 }
 
 // taskName checks a handler path of the form /task/<name> and returns

@@ -471,7 +471,7 @@ func (p *localPool) pickLocked() *workerProc {
 func (p *localPool) send(items []sendItem) {
 	for _, it := range items {
 		name := strings.TrimPrefix(it.job.Handler, "/task/")
-		err := it.wp.w.Write(&taskproto.Message{Kind: taskproto.KindRun, ID: it.job.ID, Task: name, Args: it.job.Args})
+		err := it.wp.w.Write(&taskproto.Message{Kind: taskproto.KindRun, ID: it.job.ID, Task: name, Args: it.job.Args, Trace: it.job.TraceContext})
 		if err != nil {
 			p.log.Warn("task worker does not take tasks; stopping it", "worker", it.wp.slot, "pid", it.wp.pid, "err", err)
 			it.wp.kill()

@@ -87,6 +87,10 @@ func (a *App) serveWorker(ctx context.Context, in io.Reader, out, stderr io.Writ
 	if err := a.prepare(); err != nil {
 		return err
 	}
+	if err := a.setupWorkerOps(); err != nil { // tracing.go
+		return err
+	}
+	defer a.closeOps()
 	if err := a.openDB(false); err != nil { // the server ran the migrations
 		return fmt.Errorf("zealgo: worker: %w", err)
 	}
@@ -174,7 +178,9 @@ func (wk *taskWorker) start(m *taskproto.Message) {
 func (wk *taskWorker) run(m *taskproto.Message) {
 	defer wk.wg.Done()
 	res := &taskproto.Message{Kind: taskproto.KindDone, ID: m.ID}
-	out, fail, err := wk.a.callTask(wk.ctx, wk.cache, m.ID, m.Task, m.Args)
+	ctx, end := wk.a.startTaskSpan(wk.ctx, m) // task_ops.go
+	out, fail, err := wk.a.callTask(ctx, wk.cache, m.ID, m.Task, m.Args)
+	end(fail, err)
 	if err != nil {
 		res.Fail, res.Err = fail, err.Error()
 	} else {
@@ -210,7 +216,7 @@ func (a *App) callTask(ctx context.Context, cache *interp.Cache[*taskFunc], id i
 	defer func() {
 		if p := recover(); p != nil {
 			desc := interp.DescribePanic(p)
-			a.log.Error("task panic", "id", id, "file", tf.rel, "panic", desc, "stack", string(debug.Stack()))
+			a.log.ErrorContext(ctx, "task panic", "id", id, "file", tf.rel, "panic", desc, "stack", string(debug.Stack()))
 			out, fail, err = nil, "panic", errors.New("panic: "+desc)
 		}
 	}()

@@ -30,6 +30,8 @@ type CacheOptions struct {
 	// IdleTTL, if positive, drops the value of a file not asked for within
 	// it; the file is built again on its next Get. Zero means never.
 	IdleTTL time.Duration
+	// Observer, if set, is told of every build (observer.go).
+	Observer Observer
 }
 
 // Cache holds one built value per file. A file is built on its first Get;
@@ -108,7 +110,7 @@ func (c *Cache[T]) Get(path string) (T, error) {
 	}
 	// Watch before reading, so that a change during the build is seen.
 	c.watchDir(filepath.Dir(path))
-	v, err := c.build(path)
+	v, err := c.timedBuild(path, false)
 	if errors.Is(err, fs.ErrNotExist) {
 		c.drop(path, e)
 		return v, err
@@ -304,7 +306,7 @@ func (c *Cache[T]) rebuild(path string) {
 		return
 	}
 	e.build.Lock()
-	v, err := c.build(path)
+	v, err := c.timedBuild(path, true)
 	if err != nil && c.midSave(path, e) {
 		e.build.Unlock()
 		return

@@ -83,6 +83,9 @@ type Message struct {
 	Version int `json:"version,omitempty"`
 	// Config is the worker's configuration (Init).
 	Config json.RawMessage `json:"config,omitempty"`
+	// Trace is the dispatcher's trace context, W3C traceparent and
+	// tracestate by their header names (Run); absent outside a trace.
+	Trace map[string]string `json:"trace,omitempty"`
 }
 
 // Errors of the framing.

@@ -1,0 +1,164 @@
+package host
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/zealgo/zealgo/internal/taskproto"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/trace"
+)
+
+// Tasks seen by operations: their metrics, their readiness, and the trace
+// that travels with them from the request that dispatched them to the
+// worker that runs them.
+
+// TaskBackendQueue is implemented by a TaskBackend that can tell how many
+// tasks wait for a worker; the zealgo_task_queue_depth metric reads it.
+type TaskBackendQueue interface {
+	Queued() int
+}
+
+// TaskContext is Task with the caller's context, normally the request's
+// (api.Context()): with tracing on, the task runs in its worker in a span
+// that is a child of the caller's, and the worker's log records about the
+// task carry the trace id.
+func (s *Server) TaskContext(ctx context.Context, t Task) (int64, error) {
+	return s.app.dispatchTask(ctx, t)
+}
+
+// noDispatchEnd is what dispatching returns when there is nothing to end.
+var noDispatchEnd = func(error) {}
+
+// dispatching counts a task about to be handed to the backend and gives
+// it the caller's trace context; the returned func is called with the
+// outcome of the hand-over.
+func (a *App) dispatching(ctx context.Context, job *TaskJob) func(error) {
+	m := a.ops.metrics
+	sc := trace.SpanContextFromContext(ctx)
+	if m == nil && !sc.IsValid() {
+		return noDispatchEnd
+	}
+	var span trace.Span
+	if sc.IsValid() {
+		if a.ops.tracer != nil {
+			ctx, span = a.ops.tracer.Start(ctx, "dispatch "+taskFile(job.Handler), trace.WithSpanKind(trace.SpanKindProducer),
+				trace.WithAttributes(attribute.Int64("zealgo.task.id", job.ID)))
+		}
+		carrier := propagation.MapCarrier{}
+		propagator.Inject(ctx, carrier)
+		job.TraceContext = carrier
+	}
+	if m != nil {
+		m.taskStarts.Store(job.ID, time.Now())
+		m.tasksInProgress.Inc()
+	}
+	return func(err error) {
+		if m != nil {
+			if err != nil {
+				m.taskStarts.Delete(job.ID)
+				m.tasksInProgress.Dec()
+			} else {
+				m.tasksDispatched.WithLabelValues(job.Handler).Inc()
+			}
+		}
+		if span != nil {
+			endSpan(span, err)
+		}
+	}
+}
+
+// observeTaskFinish counts each finished task before next handles it.
+func (a *App) observeTaskFinish(next func(TaskOutcome)) func(TaskOutcome) {
+	m := a.ops.metrics
+	if m == nil {
+		return next
+	}
+	return func(o TaskOutcome) {
+		m.tasksFinished.WithLabelValues(o.Handler, taskOutcome(o.Err)).Inc()
+		if start, ok := m.taskStarts.LoadAndDelete(o.ID); ok {
+			m.tasksInProgress.Dec()
+			m.taskDuration.WithLabelValues(o.Handler).Observe(time.Since(start.(time.Time)).Seconds())
+		}
+		next(o)
+	}
+}
+
+// taskOutcomes name the kinds of TaskError in metrics.
+var taskOutcomes = []struct {
+	kind error
+	name string
+}{
+	{ErrTaskFailed, "error"}, {ErrTaskPanicked, "panic"}, {ErrTaskArgs, "args"}, {ErrTaskLoad, "load"},
+	{ErrTaskResult, "result"}, {ErrWorkerExited, "worker_exited"}, {ErrTaskShutdown, "shutdown"},
+}
+
+// taskOutcome names a task's outcome: ok, or the kind of its failure.
+func taskOutcome(err error) string {
+	if err == nil {
+		return "ok"
+	}
+	for _, o := range taskOutcomes {
+		if errors.Is(err, o.kind) {
+			return o.name
+		}
+	}
+	return "other"
+}
+
+// taskFile names a task's file, "task/<name>.go", from "/task/<name>".
+func taskFile(handler string) string {
+	return strings.TrimPrefix(handler, "/") + ".go"
+}
+
+// startTaskSpan starts, in a worker, the span of the task m runs: a child
+// of the dispatcher's span when m carries a trace context. The returned
+// func ends it; when the task carried a trace, it also logs a debug
+// record of the run, with the trace id.
+func (a *App) startTaskSpan(ctx context.Context, m *taskproto.Message) (context.Context, func(fail string, err error)) {
+	if len(m.Trace) == 0 || a.ops.tracer == nil {
+		return ctx, func(string, error) {}
+	}
+	ctx = propagator.Extract(ctx, propagation.MapCarrier(m.Trace))
+	file := "task/" + m.Task + ".go"
+	ctx, span := a.ops.tracer.Start(ctx, "run "+file, trace.WithSpanKind(trace.SpanKindConsumer),
+		trace.WithAttributes(attribute.Int64("zealgo.task.id", m.ID), attribute.String("zealgo.file", file)))
+	start := time.Now()
+	return ctx, func(fail string, err error) {
+		outcome := "ok"
+		if err != nil {
+			outcome = fail
+		}
+		a.log.LogAttrs(ctx, slog.LevelDebug, "task run", slog.Int64("id", m.ID), slog.String("task", "/task/"+m.Task),
+			slog.String("outcome", outcome), slog.Duration("duration", time.Since(start)))
+		endSpan(span, err)
+	}
+}
+
+// Ready reports whether the pool takes tasks and at least one of its
+// worker processes runs (TaskBackendReadiness).
+func (p *localPool) Ready(ctx context.Context) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closing {
+		return ErrTasksStopped
+	}
+	for _, wp := range p.procs {
+		if wp != nil && !wp.stopping {
+			return nil
+		}
+	}
+	return errors.New("zealgo: no task worker is running")
+}
+
+// Queued returns the number of tasks waiting for a worker
+// (TaskBackendQueue).
+func (p *localPool) Queued() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.pending)
+}
