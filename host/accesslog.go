@@ -1,22 +1,25 @@
 package host
 
 import (
-	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
 	"time"
+
+	"github.com/zealgo/zealgo/internal/logbuf"
 )
 
-// accessLog writes the access record of a finished request, through the
-// application's logger at level info: method, path (without the query,
+// accessLog writes the access record of a finished request, through
+// Config.Ops.AccessLogger (default: the application's logger) at level
+// info: method, path (without the query,
 // which may hold secrets), status, bytes (of the body sent), duration,
 // request_id, file (the handler or page file that answered; absent when
 // none did) and remote (the peer's address). With tracing on it also
 // carries trace_id and span_id.
 func (a *App) accessLog(r *http.Request, id, file string, status int, size int64, d time.Duration) {
 	ctx := r.Context()
-	if !a.log.Enabled(ctx, slog.LevelInfo) {
+	h := a.ops.access.Handler()
+	if !h.Enabled(ctx, slog.LevelInfo) {
 		return
 	}
 	attrs := [...]slog.Attr{
@@ -33,22 +36,23 @@ func (a *App) accessLog(r *http.Request, id, file string, status int, size int64
 	if file == "" {
 		n--
 	}
-	a.log.LogAttrs(ctx, slog.LevelInfo, "request", attrs[:n]...)
+	// The record is made here rather than by Logger.LogAttrs, which would
+	// look up its caller's program counter, a cost per request that no
+	// handler option uses here.
+	rec := slog.NewRecord(time.Now(), slog.LevelInfo, "request", 0)
+	rec.AddAttrs(attrs[:n]...)
+	_ = h.Handle(ctx, rec)
 }
 
-// newServeLogger makes the log of the serve command: text or JSON
-// (Config.Ops.LogFormat) at Config.Ops.LogLevel, on w.
-func (a *App) newServeLogger(w io.Writer) (*slog.Logger, error) {
+// newServeLogs makes the log of the serve command: text or JSON
+// (Config.Ops.LogFormat) at Config.Ops.LogLevel, on w. Access records go
+// through a buffer (internal/logbuf) written at least every 100ms, so
+// that they cost no system call each; every other record is written at
+// once. Close the logs as the command ends.
+func (a *App) newServeLogs(w io.Writer) (*logbuf.Logs, error) {
 	level, err := a.cfg.Ops.logLevel(a.cfg.Dev)
 	if err != nil {
 		return nil, err
 	}
-	opts := &slog.HandlerOptions{Level: level}
-	switch a.cfg.Ops.LogFormat {
-	case "", "text":
-		return slog.New(slog.NewTextHandler(w, opts)), nil
-	case "json":
-		return slog.New(slog.NewJSONHandler(w, opts)), nil
-	}
-	return nil, fmt.Errorf("zealgo: log format %q: want text or json", a.cfg.Ops.LogFormat)
+	return logbuf.New(w, a.cfg.Ops.LogFormat, level)
 }

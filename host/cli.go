@@ -151,12 +151,16 @@ func (a *App) cmdServe(ctx context.Context, args []string, stdout, stderr io.Wri
 		a.cfg.Session.Redis = redisURL
 	}
 	if a.cfg.Logger == nil {
-		l, err := a.newServeLogger(stderr) // accesslog.go
+		logs, err := a.newServeLogs(stderr) // accesslog.go
 		if err != nil {
 			fmt.Fprintln(stderr, err)
 			return 2
 		}
-		a.cfg.Logger = l
+		defer logs.Close()
+		a.cfg.Logger = logs.Main
+		if a.cfg.Ops.AccessLogger == nil {
+			a.cfg.Ops.AccessLogger = logs.Bulk
+		}
 	}
 	defer a.logAsDefault()() // slog in handler files writes through the same log
 	a.Logger().Info("zealgo serving", "addr", a.cfg.Addr, "root", a.cfg.Root)

@@ -65,6 +65,7 @@ func (a *App) setupTracing() error {
 	}
 	a.ops.tp, a.ops.tracer, a.ops.prop = tp, tp.Tracer(tracerName), propagator
 	a.log = slog.New(traceLogHandler{a.Logger().Handler()})
+	a.ops.access = slog.New(traceLogHandler{a.ops.access.Handler()})
 	return nil
 }
 
