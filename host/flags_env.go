@@ -8,16 +8,16 @@ import (
 	"strings"
 )
 
-// FlagEnvPrefix begins the environment variable of every command-line
+// flagEnvPrefix begins the environment variable of every command-line
 // flag: --metrics-addr can also be set by ZEALGO_METRICS_ADDR (upper
 // case, dashes to underscores). A flag given on the command line wins
 // over its variable.
-const FlagEnvPrefix = "ZEALGO_"
+const flagEnvPrefix = "ZEALGO_"
 
-// FlagEnv returns the environment variable of the flag name, e.g.
+// flagEnv returns the environment variable of the flag name, e.g.
 // ZEALGO_TASK_WORKERS for task-workers.
-func FlagEnv(name string) string {
-	return FlagEnvPrefix + strings.ToUpper(strings.ReplaceAll(name, "-", "_"))
+func flagEnv(name string) string {
+	return flagEnvPrefix + strings.ToUpper(strings.ReplaceAll(name, "-", "_"))
 }
 
 // envOwnFlags are the flags whose variable the application reads itself,
@@ -31,7 +31,7 @@ var envOwnFlags = map[string]bool{"db": true, "session-redis": true}
 func (a *App) parseFlags(fs *flag.FlagSet, args []string) error {
 	var errs []error
 	fs.VisitAll(func(f *flag.Flag) {
-		env := FlagEnv(f.Name)
+		env := flagEnv(f.Name)
 		if !strings.Contains(f.Usage, "$"+env) {
 			f.Usage += " [$" + env + "]"
 		}
