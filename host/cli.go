@@ -46,8 +46,14 @@ import (
 //	--db URL              the database, sqlite:PATH or postgres://... (default
 //	                      Config.DB, else $ZEALGO_DB, else SQLite
 //	                      <data>/app.db); see App.DB
+//	--health-path, --ready-path, --drain-delay, --metrics-addr, --pprof,
+//	--access-log, --log-format, --log-level
+//	                      operations: see OpsConfig
 //
-// The environment variables ZEALGO_SESSION_SECRET (SessionSecretEnv),
+// Every flag can also be set by the environment variable ZEALGO_<FLAG>
+// (upper case, dashes to underscores: ZEALGO_TASK_WORKERS); a flag on the
+// command line wins over its variable. The environment variables
+// ZEALGO_SESSION_SECRET (SessionSecretEnv),
 // ZEALGO_SESSION_REDIS (SessionRedisEnv), ZEALGO_BASIC_AUTH
 // (BasicAuthEnv) and ZEALGO_DB (DBEnv) are read at start-up. For the
 // session store and the database, a flag wins over what the application's

@@ -41,7 +41,9 @@ import (
 // ("api/php/get.go", "public/index.go"), or "none" when no handler or page
 // file ran (static files, redirects, 404s); method is the request's, or
 // "OTHER" for a method outside the standard ones. Neither grows with what
-// clients send.
+// clients send. (echo-contrib's echoprometheus labels requests with the
+// Echo route, which is "/api/*" for every handler file, so the outermost
+// layer counts them itself.)
 
 // Metrics returns the application's Prometheus registry, which the
 // metrics listener serves: register the application's own collectors

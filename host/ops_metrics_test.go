@@ -1,6 +1,8 @@
 package host_test
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"os"
@@ -193,5 +195,33 @@ func TestTaskMetrics(t *testing.T) {
 		if got := metricValue(fams, c.name, c.labels...); got != c.want {
 			t.Errorf("%s%v = %v, want %v", c.name, c.labels, got, c.want)
 		}
+	}
+}
+
+// failingSessions is a session backend whose saves fail.
+type failingSessions struct{}
+
+func (failingSessions) Load(context.Context, string) ([]byte, error) { return nil, host.ErrSessionNotFound }
+func (failingSessions) Save(context.Context, string, []byte, time.Duration) error {
+	return errors.New("disk full")
+}
+func (failingSessions) Delete(context.Context, string) error { return nil }
+
+// TestSessionStoreErrorMetric: each failed save of the session store is
+// counted.
+func TestSessionStoreErrorMetric(t *testing.T) {
+	ta := newTestApp(t, map[string]string{
+		"api/login.go": "//go:build ignore\n\npackage main\n\nimport \"github.com/zealgo/zealgo/host\"\n\n" +
+			"var login = func(api *host.API) any { api.G().Session.Set(\"user\", 1); return map[string]any{\"ok\": true} }\n",
+	}, host.WithMetrics("127.0.0.1:0"), host.WithSessionBackend(failingSessions{}), host.WithSessionSecret(strings.Repeat("s", 32)))
+	for i := 0; i < 2; i++ {
+		fetchOps(t, "POST", ta.srv.URL+"/api/login")
+	}
+	fams := scrape(t, ta.app)
+	if n := metricValue(fams, "zealgo_session_store_errors_total", "op=save"); n != 2 {
+		t.Errorf("session save errors counted %v, want 2", n)
+	}
+	if n := metricValue(fams, "zealgo_session_store_errors_total", "op=load"); n != -1 {
+		t.Errorf("session load errors counted %v, want none", n)
 	}
 }
