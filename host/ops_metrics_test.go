@@ -201,7 +201,9 @@ func TestTaskMetrics(t *testing.T) {
 // failingSessions is a session backend whose saves fail.
 type failingSessions struct{}
 
-func (failingSessions) Load(context.Context, string) ([]byte, error) { return nil, host.ErrSessionNotFound }
+func (failingSessions) Load(context.Context, string) ([]byte, error) {
+	return nil, host.ErrSessionNotFound
+}
 func (failingSessions) Save(context.Context, string, []byte, time.Duration) error {
 	return errors.New("disk full")
 }
