@@ -32,7 +32,8 @@ func (a *App) outermost(next http.Handler) http.Handler {
 		r = r.WithContext(context.WithValue(r.Context(), stateKey{}, st))
 		st.idHeader[0] = st.id
 		res.Header()["X-Request-Id"] = st.idHeader[:] // canonical key; no allocation of its own
-		if a.ops.observe {                            // metrics, access log, span name (ops.go); runs after the recover below
+		// Metrics, access log, span name (ops.go); runs after the recover below.
+		if a.ops.observe {
 			defer a.observe(st, r, res, a.startObserving())
 		}
 		defer func() {
