@@ -16,7 +16,7 @@ import (
 // request_id, file (the handler or page file that answered; absent when
 // none did) and remote (the peer's address). With tracing on it also
 // carries trace_id and span_id.
-func (a *App) accessLog(r *http.Request, id, file string, status int, size int64, d time.Duration) {
+func (a *App) accessLog(r *http.Request, id, file string, status int, size int64, end time.Time, d time.Duration) {
 	ctx := r.Context()
 	h := a.ops.access.Handler()
 	if !h.Enabled(ctx, slog.LevelInfo) {
@@ -39,7 +39,7 @@ func (a *App) accessLog(r *http.Request, id, file string, status int, size int64
 	// The record is made here rather than by Logger.LogAttrs, which would
 	// look up its caller's program counter, a cost per request that no
 	// handler option uses here.
-	rec := slog.NewRecord(time.Now(), slog.LevelInfo, "request", 0)
+	rec := slog.NewRecord(end, slog.LevelInfo, "request", 0)
 	rec.AddAttrs(attrs[:n]...)
 	_ = h.Handle(ctx, rec)
 }

@@ -157,7 +157,8 @@ func (a *App) opsRoot(h http.Handler) http.Handler {
 // observe records a finished request: metrics, the access log and the
 // name of its span. The outermost layer defers it when ops.observe is set.
 func (a *App) observe(st *reqState, r *http.Request, res *echo.Response, start time.Time) {
-	d := time.Since(start)
+	end := time.Now()
+	d := end.Sub(start)
 	status := res.Status
 	if status == 0 {
 		status = http.StatusOK // nothing written: net/http sends 200
@@ -170,7 +171,7 @@ func (a *App) observe(st *reqState, r *http.Request, res *echo.Response, start t
 		m.request(file, r.Method, status, d)
 	}
 	if a.cfg.Ops.AccessLog {
-		a.accessLog(r, st.id, file, status, res.Size, d)
+		a.accessLog(r, st.id, file, status, res.Size, end, d)
 	}
 	if a.ops.tracer != nil {
 		nameSpan(r, st.id, file)
