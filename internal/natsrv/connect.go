@@ -82,7 +82,7 @@ func dial(ctx context.Context, rawURL string, opts ConnectOptions) (*nats.Conn, 
 			return nc, nil
 		}
 		if errors.Is(err, nats.ErrAuthorization) || errors.Is(err, nats.ErrBadSubject) {
-			return nil, fmt.Errorf("zealgo: nats: %s: %w", redact(rawURL), err)
+			return nil, fmt.Errorf("zealgo: nats: %s refused the connection: %w", redact(rawURL), err)
 		}
 		select {
 		case <-ctx.Done():

@@ -11,12 +11,14 @@
 package natsrv
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
@@ -70,21 +72,38 @@ func Start(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("zealgo: nats: embedded server: %w", err)
 	}
-	if cfg.Logger != nil {
-		ns.SetLoggerV2(slogAdapter{cfg.Logger}, false, false, false)
-	}
+	log := &logAdapter{l: cfg.Logger, fatal: make(chan string, 1)}
+	ns.SetLoggerV2(log, false, false, false)
 	ns.Start()
 	wait := cfg.ReadyTimeout
 	if wait <= 0 {
 		wait = 10 * time.Second
 	}
-	if !ns.ReadyForConnections(wait) || !ns.JetStreamEnabled() {
+	if err := waitReady(ns, log.fatal, wait); err != nil {
 		ns.Shutdown()
 		ns.WaitForShutdown()
-		return nil, fmt.Errorf("zealgo: nats: embedded server on %s:%d with data in %s was not ready within %v",
-			opts.Host, cfg.Port, cfg.DataDir, wait)
+		return nil, fmt.Errorf("zealgo: nats: embedded server on %s:%d with data in %s: %w", opts.Host, cfg.Port, opts.StoreDir, err)
 	}
 	return &Server{ns: ns}, nil
+}
+
+// waitReady waits until ns accepts clients with JetStream running, or
+// reports what stopped it (the server logs it as fatal).
+func waitReady(ns *server.Server, fatal <-chan string, wait time.Duration) error {
+	deadline := time.Now().Add(wait)
+	for {
+		select {
+		case msg := <-fatal:
+			return errors.New(strings.ToLower(msg))
+		default:
+		}
+		if ns.ReadyForConnections(20*time.Millisecond) && ns.JetStreamEnabled() {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("not ready within %v", wait)
+		}
+	}
 }
 
 // serverOptions checks cfg and turns it into the server's options.
@@ -130,7 +149,6 @@ func serverOptions(cfg Config) (*server.Options, error) {
 		MaxPayload:    payload,
 		Authorization: cfg.Token,
 		NoSigs:        true, // the application owns the signals
-		NoLog:         cfg.Logger == nil,
 	}, nil
 }
 
@@ -144,14 +162,29 @@ func (s *Server) Shutdown() {
 	s.ns.WaitForShutdown()
 }
 
-// slogAdapter writes the server's log to a slog.Logger.
-type slogAdapter struct{ l *slog.Logger }
-
-func (a slogAdapter) Noticef(format string, v ...any) {
-	a.l.Debug("nats: " + fmt.Sprintf(format, v...))
+// logAdapter writes the server's log to a slog.Logger, if any, and
+// passes the first fatal message on to Start.
+type logAdapter struct {
+	l     *slog.Logger
+	fatal chan string
 }
-func (a slogAdapter) Warnf(format string, v ...any)  { a.l.Warn("nats: " + fmt.Sprintf(format, v...)) }
-func (a slogAdapter) Fatalf(format string, v ...any) { a.l.Error("nats: " + fmt.Sprintf(format, v...)) }
-func (a slogAdapter) Errorf(format string, v ...any) { a.l.Error("nats: " + fmt.Sprintf(format, v...)) }
-func (a slogAdapter) Debugf(format string, v ...any) {}
-func (a slogAdapter) Tracef(format string, v ...any) {}
+
+func (a *logAdapter) Noticef(format string, v ...any) { a.log(slog.LevelDebug, format, v) }
+func (a *logAdapter) Warnf(format string, v ...any)   { a.log(slog.LevelWarn, format, v) }
+func (a *logAdapter) Errorf(format string, v ...any)  { a.log(slog.LevelError, format, v) }
+func (a *logAdapter) Debugf(format string, v ...any)  {}
+func (a *logAdapter) Tracef(format string, v ...any)  {}
+
+func (a *logAdapter) Fatalf(format string, v ...any) {
+	a.log(slog.LevelError, format, v)
+	select {
+	case a.fatal <- fmt.Sprintf(format, v...):
+	default:
+	}
+}
+
+func (a *logAdapter) log(level slog.Level, format string, v []any) {
+	if a.l != nil {
+		a.l.Log(context.Background(), level, "nats: "+fmt.Sprintf(format, v...))
+	}
+}
