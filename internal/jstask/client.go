@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -31,10 +32,13 @@ type Client struct {
 	idMu      sync.Mutex
 	next, end int64 // the ids left in the reserved block: [next, end)
 
-	consume jetstream.ConsumeContext // nil without a finish callback
-	seen    seenSet
-	finish  FinishFunc
-	mu      sync.Mutex // serialises finish calls and seen
+	finish     FinishFunc
+	mu         sync.Mutex // serialises finish calls and seen
+	seen       seenSet
+	cmu        sync.Mutex               // guards consume and closed
+	consume    jetstream.ConsumeContext // nil without a finish callback
+	closed     bool
+	restarting atomic.Bool
 }
 
 // Open creates or updates the streams and returns a Client for the
@@ -60,15 +64,70 @@ func Open(ctx context.Context, js jetstream.JetStream, cfg Config, instance stri
 	if finish == nil {
 		return c, nil
 	}
-	cons, err := ensureResults(ctx, js, cfg, instance)
+	if c.consume, err = c.readResults(ctx); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// readResults creates or updates the instance's results consumer and
+// starts reading it.
+func (c *Client) readResults(ctx context.Context) (jetstream.ConsumeContext, error) {
+	cons, err := ensureResults(ctx, c.js, c.cfg, c.instance)
 	if err != nil {
 		return nil, err
 	}
-	c.consume, err = cons.Consume(c.onResult, jetstream.PullMaxMessages(64), jetstream.ConsumeErrHandler(c.consumeErr))
+	cc, err := cons.Consume(c.onResult, jetstream.PullMaxMessages(64), jetstream.ConsumeErrHandler(c.consumeErr))
 	if err != nil {
-		return nil, fmt.Errorf("zealgo: jstask: results of %s: %w", instance, err)
+		return nil, fmt.Errorf("zealgo: jstask: results of %s: %w", c.instance, err)
 	}
-	return c, nil
+	return cc, nil
+}
+
+// consumeErr restarts the reading of results when the consumer is gone
+// (a server that lost its data) or silent.
+func (c *Client) consumeErr(_ jetstream.ConsumeContext, err error) {
+	c.cfg.Logger.Debug("zealgo: jstask: reading results", "instance", c.instance, "err", err)
+	if errors.Is(err, nats.ErrNoResponders) || errors.Is(err, jetstream.ErrConsumerNotFound) ||
+		errors.Is(err, jetstream.ErrConsumerDeleted) || errors.Is(err, jetstream.ErrNoHeartbeat) {
+		if c.restarting.CompareAndSwap(false, true) {
+			go c.restartResults()
+		}
+	}
+}
+
+// restartResults sets the streams and the results consumer up again and
+// replaces the reading of results, retrying until it works or the
+// client is closed.
+func (c *Client) restartResults() {
+	defer c.restarting.Store(false)
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		err := ensureStreams(ctx, c.js, c.cfg)
+		var cc jetstream.ConsumeContext
+		if err == nil {
+			cc, err = c.readResults(ctx)
+		}
+		cancel()
+		c.cmu.Lock()
+		if c.closed {
+			c.cmu.Unlock()
+			if cc != nil {
+				cc.Stop()
+			}
+			return
+		}
+		if err == nil {
+			old := c.consume
+			c.consume = cc
+			c.cmu.Unlock()
+			old.Stop()
+			return
+		}
+		c.cmu.Unlock()
+		c.cfg.Logger.Debug("zealgo: jstask: restart reading results", "instance", c.instance, "err", err)
+		time.Sleep(250 * time.Millisecond)
+	}
 }
 
 // Instance returns the instance's name.
@@ -76,12 +135,13 @@ func (c *Client) Instance() string { return c.instance }
 
 // NextID returns a new task id, unique across all instances sharing the
 // streams and across their restarts. Ids come in blocks of 1024 reserved
-// through the ids stream.
+// through the ids stream (see ensureIDs); they are positive and below
+// 2^53.
 func (c *Client) NextID(ctx context.Context) (int64, error) {
 	c.idMu.Lock()
 	defer c.idMu.Unlock()
 	if c.next == c.end {
-		ack, err := c.js.Publish(ctx, c.n.idSubj, nil, jetstream.WithExpectStream(c.n.ids))
+		ack, err := c.publish(ctx, nats.NewMsg(c.n.idSubj), jetstream.WithExpectStream(c.n.ids))
 		if err != nil {
 			return 0, fmt.Errorf("zealgo: jstask: reserve task ids: %w", err)
 		}
@@ -120,33 +180,41 @@ func (c *Client) Dispatch(ctx context.Context, t Task) (int64, error) {
 	msg.Header.Set(hdrID, id)
 	msg.Header.Set(hdrInstance, c.instance)
 	msg.Header.Set(hdrHandler, t.Handler)
-	if _, err := c.js.PublishMsg(ctx, msg, jetstream.WithMsgID(id), jetstream.WithExpectStream(c.n.tasks)); err != nil {
+	if _, err := c.publish(ctx, msg, jetstream.WithMsgID(id), jetstream.WithExpectStream(c.n.tasks)); err != nil {
 		return 0, fmt.Errorf("zealgo: jstask: dispatch %s (id %d): %w", t.Handler, t.ID, err)
 	}
 	return t.ID, nil
 }
 
+// publish publishes msg; when no stream answers (the server lost its
+// data), it creates the streams and tries once more.
+func (c *Client) publish(ctx context.Context, msg *nats.Msg, opts ...jetstream.PublishOpt) (*jetstream.PubAck, error) {
+	ack, err := c.js.PublishMsg(ctx, msg, opts...)
+	if errors.Is(err, jetstream.ErrNoStreamResponse) && ensureStreams(ctx, c.js, c.cfg) == nil {
+		ack, err = c.js.PublishMsg(ctx, msg, opts...)
+	}
+	return ack, err
+}
+
 // Close stops reading results and returns once the finish call under
 // way, if any, has returned. It does not close the NATS connection.
 func (c *Client) Close() {
-	if c.consume == nil {
+	c.cmu.Lock()
+	c.closed = true
+	cc := c.consume
+	c.cmu.Unlock()
+	if cc == nil {
 		return
 	}
-	c.consume.Stop()
-	<-c.consume.Closed()
+	cc.Stop()
+	<-cc.Closed()
 }
 
 // onResult hands one result to the finish callback and acknowledges it.
 func (c *Client) onResult(m jetstream.Msg) {
-	meta, err := m.Metadata()
-	if err != nil {
-		c.cfg.Logger.Warn("zealgo: jstask: result without metadata", "subject", m.Subject(), "err", err)
-		_ = m.Term()
-		return
-	}
 	c.mu.Lock()
-	if !c.seen.add(meta.Sequence.Stream, c.cfg.ResultAckWait) {
-		id, result, ferr := decodeResult(m)
+	id, result, ferr := decodeResult(m)
+	if !c.seen.add(id, c.cfg.ResultAckWait) {
 		c.call(id, result, ferr)
 	}
 	c.mu.Unlock()
@@ -167,10 +235,6 @@ func (c *Client) call(id int64, result json.RawMessage, err error) {
 	c.finish(id, result, err)
 }
 
-func (c *Client) consumeErr(_ jetstream.ConsumeContext, err error) {
-	c.cfg.Logger.Debug("zealgo: jstask: reading results", "instance", c.instance, "err", err)
-}
-
 // decodeResult reads a result message: the result in its body, a
 // failure in its headers.
 func decodeResult(m jetstream.Msg) (int64, json.RawMessage, error) {
@@ -187,19 +251,19 @@ func decodeResult(m jetstream.Msg) (int64, json.RawMessage, error) {
 	return id, nil, &TaskError{ID: id, Handler: h.Get(hdrHandler), Kind: f.Kind, Msg: f.Msg, Deliveries: n}
 }
 
-// seenSet remembers the stream sequences of the results handed over in
-// this process for a while, so that one redelivered before its
+// seenSet remembers the ids of the tasks whose results were handed over
+// in this process for a while, so that a result redelivered before its
 // acknowledgement landed is not handed over twice.
 type seenSet struct {
-	at    map[uint64]time.Time
+	at    map[int64]time.Time
 	added int
 }
 
-// add records seq and reports whether it was already there.
-func (s *seenSet) add(seq uint64, ackWait time.Duration) bool {
+// add records id and reports whether it was already there.
+func (s *seenSet) add(seq int64, ackWait time.Duration) bool {
 	now := time.Now()
 	if s.at == nil {
-		s.at = make(map[uint64]time.Time)
+		s.at = make(map[int64]time.Time)
 	}
 	if _, ok := s.at[seq]; ok {
 		return true

@@ -90,3 +90,63 @@ func TestResultsWaitForTheirDispatcher(t *testing.T) {
 		}
 	}
 }
+
+// TestThousandTasksWithAWorkerKilledMidLoad: two workers share 1,000
+// tasks; one is killed mid-load and another takes its place. Every task
+// finishes exactly once.
+func TestThousandTasksWithAWorkerKilledMidLoad(t *testing.T) {
+	f := newFixture(t)
+	c, o := f.client("a")
+	w1 := f.worker("JSTASK_CONC=8")
+	f.worker("JSTASK_CONC=8")
+	var ids []int64
+	for range 1000 {
+		ids = append(ids, dispatch(t, c, "/task/sleep", `[20]`))
+	}
+	testutil.WaitFor(t, 20*time.Second, "200 results", func() bool { return o.total() >= 200 })
+	w1.kill()
+	f.worker("JSTASK_CONC=8")
+	got := o.wait(t, 30*time.Second, ids...)
+	again := 0
+	for _, id := range ids {
+		if got[id].err != nil {
+			t.Fatalf("task %d: %v", id, got[id].err)
+		}
+		if decode(t, got[id].result)["deliveries"] != 1.0 {
+			again++
+		}
+	}
+	t.Logf("%d tasks delivered again after the kill", again)
+	o.once(t, ids...)
+}
+
+// TestServerThatLostItsDataIsSetUpAgain: the server comes back with an
+// empty data directory (its streams are gone); dispatchers and workers
+// create them again and go on.
+func TestServerThatLostItsDataIsSetUpAgain(t *testing.T) {
+	addr := testutil.FreeAddr(t)
+	port := addr[strings.LastIndexByte(addr, ':')+1:]
+	srv := startProc(t, "server", "JSTASK_DIR="+t.TempDir(), "JSTASK_PORT="+port)
+	url := "nats://" + addr
+	f := &fixture{t: t, url: url, mark: t.TempDir(), conn: connect(t, url)}
+	c, o := f.client("a")
+	f.worker()
+	first := dispatch(t, c, "/task/echo", `[1]`)
+	o.wait(t, 10*time.Second, first)
+	srv.kill()
+	startProc(t, "server", "JSTASK_DIR="+t.TempDir(), "JSTASK_PORT="+port)
+	var second int64
+	testutil.WaitFor(t, 10*time.Second, "a dispatch after the restart", func() bool {
+		id, err := c.Dispatch(context.Background(), Task{Handler: "/task/echo", Args: json.RawMessage(`[2]`)})
+		second = id
+		return err == nil
+	})
+	other, _ := f.client("b")
+	if id, err := other.NextID(context.Background()); err != nil || id <= first {
+		t.Errorf("a new block after the data loss starts at %d (%v), want more than %d", id, err, first)
+	}
+	got := o.wait(t, 20*time.Second, second)
+	if got[second].err != nil {
+		t.Fatal(got[second].err)
+	}
+}

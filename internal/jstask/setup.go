@@ -2,7 +2,9 @@ package jstask
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 )
@@ -37,7 +39,31 @@ func ensureStreams(ctx context.Context, js jetstream.JetStream, c Config) error 
 		MaxMsgs:              -1,
 		MaxBytes:             -1,
 		Replicas:             c.Replicas,
-	}, {
+	}}
+	for _, sc := range streams {
+		if _, err := js.CreateOrUpdateStream(ctx, sc); err != nil {
+			return fmt.Errorf("zealgo: jstask: stream %s: %w", sc.Name, err)
+		}
+	}
+	return ensureIDs(ctx, js, c)
+}
+
+// ensureIDs creates the ids stream when it is missing. Its sequence, the
+// block number, starts at the Unix time in milliseconds, so that a
+// stream created again (the server lost its data) does not hand out the
+// blocks of the lost one, as long as fewer than 1,000 blocks a second
+// were taken on average. The ids (block × 1024) stay below 2^53 until
+// the year 2248, exact in a JSON number read as a float.
+func ensureIDs(ctx context.Context, js jetstream.JetStream, c Config) error {
+	n := c.names()
+	_, err := js.Stream(ctx, n.ids)
+	if !errors.Is(err, jetstream.ErrStreamNotFound) {
+		if err != nil {
+			return fmt.Errorf("zealgo: jstask: stream %s: %w", n.ids, err)
+		}
+		return nil
+	}
+	_, err = js.CreateStream(ctx, jetstream.StreamConfig{
 		Name:        n.ids,
 		Description: "zealgo task id blocks: the sequence is the block number",
 		Subjects:    []string{n.idSubj},
@@ -45,11 +71,10 @@ func ensureStreams(ctx context.Context, js jetstream.JetStream, c Config) error 
 		Storage:     jetstream.FileStorage,
 		MaxMsgs:     1,
 		Replicas:    c.Replicas,
-	}}
-	for _, sc := range streams {
-		if _, err := js.CreateOrUpdateStream(ctx, sc); err != nil {
-			return fmt.Errorf("zealgo: jstask: stream %s: %w", sc.Name, err)
-		}
+		FirstSeq:    uint64(time.Now().UnixMilli()),
+	})
+	if err != nil && !errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
+		return fmt.Errorf("zealgo: jstask: stream %s: %w", n.ids, err)
 	}
 	return nil
 }

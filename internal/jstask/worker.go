@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
@@ -80,7 +81,8 @@ func NewWorker(ctx context.Context, js jetstream.JetStream, cfg WorkerConfig) (*
 
 // Run pulls and runs tasks until ctx is done, then lets the running ones
 // finish within WorkerConfig.Grace, cancels their contexts, and returns
-// a second later. A task still running then goes back to the queue.
+// a second later. A task still running then goes back to the queue. Run
+// returns an error when the NATS connection is closed.
 func (w *Worker) Run(ctx context.Context, run Runner) error {
 	if run == nil {
 		return errors.New("zealgo: jstask: Worker.Run needs a runner")
@@ -89,7 +91,7 @@ func (w *Worker) Run(ctx context.Context, run Runner) error {
 	defer cancelTasks()
 	slots := make(chan struct{}, w.cfg.Concurrency)
 	var wg sync.WaitGroup
-	w.pull(ctx, slots, func(m jetstream.Msg) {
+	err := w.pull(ctx, slots, func(m jetstream.Msg) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -98,32 +100,53 @@ func (w *Worker) Run(ctx context.Context, run Runner) error {
 		}()
 	})
 	w.drain(&wg, cancelTasks)
-	return nil
+	return err
 }
 
 // pull fetches as many tasks as there are free slots, and starts each,
-// until ctx is done.
-func (w *Worker) pull(ctx context.Context, slots chan struct{}, start func(jetstream.Msg)) {
-	pause := 50 * time.Millisecond
+// until ctx is done or the connection is closed. After a few failed
+// pulls in a row it creates the streams and the consumer again, in case
+// the server lost them.
+func (w *Worker) pull(ctx context.Context, slots chan struct{}, start func(jetstream.Msg)) error {
+	pause, failed := 50*time.Millisecond, 0
 	for {
 		n := acquire(ctx, slots)
 		if n == 0 {
-			return
+			return nil
 		}
 		got, err := w.fetch(ctx, n, start)
 		for range n - got {
 			<-slots
 		}
-		if err == nil {
-			pause = 50 * time.Millisecond
+		switch {
+		case err == nil:
+			pause, failed = 50*time.Millisecond, 0
 			continue
+		case errors.Is(err, nats.ErrConnectionClosed):
+			return fmt.Errorf("zealgo: jstask: pull tasks: %w", err)
 		}
 		w.cfg.Logger.Debug("zealgo: jstask: pull tasks", "err", err)
+		if failed++; failed%3 == 0 {
+			w.reensure(ctx)
+		}
 		select {
 		case <-ctx.Done():
 		case <-time.After(pause):
 		}
 		pause = min(2*pause, time.Second)
+	}
+}
+
+// reensure creates the streams and the workers' consumer if they are
+// missing.
+func (w *Worker) reensure(ctx context.Context) {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	if err := ensureStreams(ctx, w.js, w.cfg.Config); err != nil {
+		return
+	}
+	if cons, err := ensureWorkers(ctx, w.js, w.cfg.Config); err == nil {
+		w.cons = cons
 	}
 }
 
