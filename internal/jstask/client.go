@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -64,9 +65,17 @@ func Open(ctx context.Context, js jetstream.JetStream, cfg Config, instance stri
 	if finish == nil {
 		return c, nil
 	}
-	if c.consume, err = c.readResults(ctx); err != nil {
+	cc, err := c.readResults(ctx)
+	if err != nil {
 		return nil, err
 	}
+	c.cmu.Lock()
+	defer c.cmu.Unlock()
+	if c.consume != nil { // restartResults came first
+		cc.Stop()
+		return c, nil
+	}
+	c.consume = cc
 	return c, nil
 }
 
@@ -121,7 +130,9 @@ func (c *Client) restartResults() {
 			old := c.consume
 			c.consume = cc
 			c.cmu.Unlock()
-			old.Stop()
+			if old != nil {
+				old.Stop()
+			}
 			return
 		}
 		c.cmu.Unlock()
@@ -158,8 +169,8 @@ func (c *Client) NextID(ctx context.Context) (int64, error) {
 // same id within Config.DuplicateWindow is dropped (and returns nil), so
 // that a dispatch whose answer was lost can be retried.
 func (c *Client) Dispatch(ctx context.Context, t Task) (int64, error) {
-	if t.Handler == "" {
-		return 0, errors.New("zealgo: jstask: a task needs a handler")
+	if t.Handler == "" || strings.ContainsAny(t.Handler, "\r\n") {
+		return 0, fmt.Errorf("zealgo: jstask: task handler %q: want a name on one line", t.Handler)
 	}
 	if t.ID == 0 {
 		id, err := c.NextID(ctx)

@@ -227,6 +227,9 @@ func launch(t *testing.T, role string, env ...string) *proc {
 	}()
 	t.Cleanup(func() {
 		p.kill()
+		if strings.Contains(p.stderr.String(), "DATA RACE") {
+			t.Errorf("the %s process found a data race", role)
+		}
 		if t.Failed() {
 			t.Logf("%s %d stderr:\n%s", role, cmd.Process.Pid, p.stderr.String())
 		}

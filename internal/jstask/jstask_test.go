@@ -393,4 +393,10 @@ func TestOpenRefusesBadNames(t *testing.T) {
 	if _, err := Open(context.Background(), f.conn.JS, Config{Prefix: "x.y"}, "a", nil); err == nil {
 		t.Error("prefix x.y accepted")
 	}
+	c, _ := f.client("a")
+	for _, h := range []string{"", "/task/a\r\nX: y"} {
+		if _, err := c.Dispatch(context.Background(), Task{Handler: h}); err == nil {
+			t.Errorf("handler %q accepted", h)
+		}
+	}
 }
