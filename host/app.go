@@ -13,6 +13,7 @@ import (
 	"sync"
 
 	"github.com/labstack/echo/v4"
+	"github.com/zealgo/zealgo/internal/taskpool"
 	"github.com/zealgo/zealgo/interp"
 )
 
@@ -33,8 +34,8 @@ type App struct {
 	sessions   *sessionManager // made at start-up
 
 	onTaskFinish func(id int64, result any, err error)
-	tasks        taskState // the task backend (task.go)
-	lifecycle    lifecycle // OnStart and OnStop hooks
+	tasks        taskpool.Engine // the task engine, started by startTasks (task.go)
+	lifecycle    lifecycle       // OnStart and OnStop hooks
 	provided     map[reflect.Type]reflect.Value
 
 	initOnce sync.Once
