@@ -13,6 +13,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 	"github.com/zealgo/zealgo/internal/sessionstore"
+	"github.com/zealgo/zealgo/internal/taskpool"
 	"github.com/zealgo/zealgo/internal/tmplset"
 	"github.com/zealgo/zealgo/interp"
 )
@@ -35,8 +36,8 @@ type App struct {
 	templates  *tmplset.Set          // template/, made at start-up
 
 	onTaskFinish func(id int64, result any, err error)
-	tasks        taskState // the task backend (task.go)
-	lifecycle    lifecycle // OnStart and OnStop hooks
+	tasks        taskpool.Engine // the task engine, started by startTasks (task.go)
+	lifecycle    lifecycle       // OnStart and OnStop hooks
 	provided     map[reflect.Type]reflect.Value
 	db           dbState // the database pool (db.go)
 

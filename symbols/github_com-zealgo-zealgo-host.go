@@ -83,14 +83,10 @@ func init() {
 		"SessionBackend":    reflect.ValueOf((*host.SessionBackend)(nil)),
 		"SessionConfig":     reflect.ValueOf((*host.SessionConfig)(nil)),
 		"Task":              reflect.ValueOf((*host.Task)(nil)),
-		"TaskBackend":       reflect.ValueOf((*host.TaskBackend)(nil)),
 		"TaskError":         reflect.ValueOf((*host.TaskError)(nil)),
-		"TaskJob":           reflect.ValueOf((*host.TaskJob)(nil)),
-		"TaskOutcome":       reflect.ValueOf((*host.TaskOutcome)(nil)),
 
 		// interface wrapper definitions
 		"_SessionBackend": reflect.ValueOf((*_github_com_zealgo_zealgo_host_SessionBackend)(nil)),
-		"_TaskBackend":    reflect.ValueOf((*_github_com_zealgo_zealgo_host_TaskBackend)(nil)),
 	}
 }
 
@@ -110,22 +106,4 @@ func (W _github_com_zealgo_zealgo_host_SessionBackend) Load(ctx context.Context,
 }
 func (W _github_com_zealgo_zealgo_host_SessionBackend) Save(ctx context.Context, id string, data []byte, ttl time.Duration) error {
 	return W.WSave(ctx, id, data, ttl)
-}
-
-// _github_com_zealgo_zealgo_host_TaskBackend is an interface wrapper for TaskBackend type
-type _github_com_zealgo_zealgo_host_TaskBackend struct {
-	IValue    interface{}
-	WDispatch func(job host.TaskJob) error
-	WShutdown func(ctx context.Context) error
-	WStart    func(finish func(host.TaskOutcome)) error
-}
-
-func (W _github_com_zealgo_zealgo_host_TaskBackend) Dispatch(job host.TaskJob) error {
-	return W.WDispatch(job)
-}
-func (W _github_com_zealgo_zealgo_host_TaskBackend) Shutdown(ctx context.Context) error {
-	return W.WShutdown(ctx)
-}
-func (W _github_com_zealgo_zealgo_host_TaskBackend) Start(finish func(host.TaskOutcome)) error {
-	return W.WStart(finish)
 }
