@@ -3,9 +3,8 @@
 package main
 
 import (
-	"net/http"
-
 	"github.com/zealgo/zealgo/host"
+	"github.com/zealgo/zealgo/lib/learn"
 	"github.com/zealgo/zealgo/sample/store"
 )
 
@@ -21,6 +20,5 @@ var logout = func(api *host.API) any {
 	if store.WantsJSON(api.Req) {
 		return map[string]any{"logged_out": true}
 	}
-	api.Res.Header().Set("Location", "/learn/")
-	return http.StatusSeeOther
+	return learn.SeeOther(api, "/learn/")
 }

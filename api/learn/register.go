@@ -7,6 +7,7 @@ import (
 	"net/http"
 
 	"github.com/zealgo/zealgo/host"
+	"github.com/zealgo/zealgo/lib/learn"
 	"github.com/zealgo/zealgo/sample/store"
 )
 
@@ -20,35 +21,14 @@ var post = func(api *host.API, s *store.Store) any {
 	username := api.Req.Field("username")
 	password := api.Req.Field("password")
 	if v := store.ValidateCredentials(username, password); v != nil {
-		return authError(api, http.StatusUnprocessableEntity, v.Code, v.Message)
+		return learn.AuthFailed(api, learn.RegisterForm, http.StatusUnprocessableEntity, v.Code, v.Message)
 	}
 	id, err := s.CreateAccount(api.Context(), username, password)
 	if errors.Is(err, store.ErrUsernameTaken) {
-		return authError(api, http.StatusConflict, "username_taken", "That username is taken. Choose another one.")
+		return learn.AuthFailed(api, learn.RegisterForm, http.StatusConflict, "username_taken", "That username is taken. Choose another one.")
 	}
 	if err != nil {
 		return err // 500 internal_error; the log has the details
 	}
-	g := api.G()
-	if err := g.Session.Rotate(); err != nil { // a new session id, against fixation
-		return err
-	}
-	g.Session.Set("user_id", id)
-	if store.WantsJSON(api.Req) {
-		api.Res.WriteHeader(http.StatusCreated)
-		return map[string]any{"user_id": id, "username": username}
-	}
-	api.Res.Header().Set("Location", "/learn/notes")
-	return http.StatusSeeOther
-}
-
-// authError answers a failed registration: JSON {"error","hint"} for a
-// JSON client, else template/learn/failed.html with an auth-error paragraph.
-func authError(api *host.API, status int, code, message string) any {
-	if store.WantsJSON(api.Req) {
-		return host.NewError(status, code, message)
-	}
-	api.Res.WriteHeader(status)
-	return api.App().Render("learn/failed", map[string]any{"Title": "Register", "Heading": "Registration failed",
-		"Message": message, "Back": "/learn/#register", "BackText": "Back to the registration form"})
+	return learn.LogIn(api, id, username, http.StatusCreated)
 }
