@@ -118,8 +118,8 @@ func CompileSource(path string, src []byte, opts Options) (prog *Program, err er
 	}
 	var pkgs *loader
 	if opts.Module != nil {
-		pkgs = newLoader(opts, fset, false)
-		if e := pkgs.walk(path, file); e != nil {
+		pkgs = newLoader(opts, false)
+		if e := pkgs.walk(path, file, fset); e != nil {
 			return nil, importedBy(e, path)
 		}
 	}

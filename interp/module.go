@@ -85,8 +85,8 @@ func Dependencies(path string, opts Options) []string {
 	if err != nil && f == nil {
 		return nil
 	}
-	l := newLoader(opts, fset, true)
-	_ = l.walk(path, f)
+	l := newLoader(opts, true)
+	_ = l.walk(path, f, fset)
 	return l.dirs
 }
 
@@ -103,8 +103,8 @@ type pkgFile struct {
 type loader struct {
 	m           *Module
 	compiled    map[string]bool // import paths that symbol tables provide
-	fset        *token.FileSet
-	importsOnly bool // Dependencies: read import clauses, report nothing
+	fset        *token.FileSet  // of the package files; the Program need not keep their line tables
+	importsOnly bool            // Dependencies: read import clauses, report nothing
 
 	state   map[string]int // import path: loading or loaded
 	stack   []string       // import paths being loaded, outermost first
@@ -119,18 +119,19 @@ const (
 	loaded  = 2
 )
 
-func newLoader(opts Options, fset *token.FileSet, importsOnly bool) *loader {
+func newLoader(opts Options, importsOnly bool) *loader {
 	compiled := map[string]bool{}
 	for _, s := range opts.Symbols {
 		for k := range s {
 			compiled[path.Dir(k)] = true
 		}
 	}
-	return &loader{m: opts.Module, compiled: compiled, fset: fset, importsOnly: importsOnly, state: map[string]int{}}
+	return &loader{m: opts.Module, compiled: compiled, fset: token.NewFileSet(), importsOnly: importsOnly, state: map[string]int{}}
 }
 
-// walk loads every application package that f, the file at name, imports.
-func (l *loader) walk(name string, f *ast.File) *Error {
+// walk loads every application package that f, the file at name
+// positioned in fset, imports.
+func (l *loader) walk(name string, f *ast.File, fset *token.FileSet) *Error {
 	for _, im := range f.Imports {
 		ip, err := strconv.Unquote(im.Path.Value)
 		if err != nil {
@@ -141,22 +142,27 @@ func (l *loader) walk(name string, f *ast.File) *Error {
 		if !ok || l.compiled[ip] {
 			continue
 		}
-		if e := l.load(ip, dir, name, im.Path.Pos()); e != nil && !l.importsOnly {
+		where := fset.Position(im.Path.Pos())
+		where.Filename = name
+		if e := l.load(ip, dir, where); e != nil && !l.importsOnly {
 			return e
 		}
 	}
 	return nil
 }
 
-// load reads the package ip in the module directory dir, imported at pos
-// of the file from, and walks its imports.
-func (l *loader) load(ip, dir, from string, pos token.Pos) *Error {
+// load reads the package ip in the module directory dir, imported at
+// where, and walks its imports.
+func (l *loader) load(ip, dir string, where token.Position) *Error {
+	atImport := func(msg string) *Error {
+		return &Error{File: where.Filename, Line: where.Line, Col: where.Column, Msg: msg}
+	}
 	switch l.state[ip] {
 	case loaded:
 		return nil
 	case loading:
 		chain := append(l.stack[indexOf(l.stack, ip):], ip)
-		return at(l.fset, from, pos, "import cycle not allowed: "+strings.Join(chain, " imports "))
+		return atImport("import cycle not allowed: " + strings.Join(chain, " imports "))
 	}
 	abs := filepath.Join(l.m.Dir, filepath.FromSlash(dir))
 	l.dirs = append(l.dirs, abs)
@@ -166,12 +172,12 @@ func (l *loader) load(ip, dir, from string, pos token.Pos) *Error {
 		l.stack = l.stack[:len(l.stack)-1]
 		l.state[ip] = loaded
 	}()
-	files, e := l.read(ip, dir, abs, func(msg string) *Error { return at(l.fset, from, pos, msg) })
+	files, e := l.read(ip, dir, abs, atImport)
 	if e != nil {
 		return e
 	}
 	for _, pf := range files {
-		if e := l.walk(pf.rel, pf.file); e != nil {
+		if e := l.walk(pf.rel, pf.file, l.fset); e != nil {
 			return e
 		}
 	}
