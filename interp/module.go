@@ -17,6 +17,7 @@ import (
 	"testing/fstest"
 
 	"golang.org/x/mod/modfile"
+	"golang.org/x/mod/module"
 )
 
 // Module is the application's own Go module. A file compiled with
@@ -157,11 +158,14 @@ func (l *loader) load(ip, dir string, where token.Position) *Error {
 	atImport := func(msg string) *Error {
 		return &Error{File: where.Filename, Line: where.Line, Col: where.Column, Msg: msg}
 	}
+	if err := module.CheckImportPath(ip); err != nil {
+		return atImport(err.Error()) // no "..", no backslash: the path stays inside the module
+	}
 	switch l.state[ip] {
 	case loaded:
 		return nil
 	case loading:
-		chain := append(l.stack[indexOf(l.stack, ip):], ip)
+		chain := append(append([]string(nil), l.stack[indexOf(l.stack, ip):]...), ip)
 		return atImport("import cycle not allowed: " + strings.Join(chain, " imports "))
 	}
 	abs := filepath.Join(l.m.Dir, filepath.FromSlash(dir))

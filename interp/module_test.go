@@ -173,6 +173,7 @@ func TestModuleErrors(t *testing.T) {
 			"such as handler files with //go:build ignore, are left out)", ""},
 		{"two", "lib/two/b.go:1:9: found packages a (a.go) and b (b.go) in lib/two", ""},
 		{"sel", "lib/sel/sel.go:6:9: undefined selector: Lenn", "Lenn"},
+		{"../../outside", `api/x.go:3:8: malformed import path "example.com/blog/lib/../../outside": invalid path element ".."`, ""},
 	} {
 		t.Run(tc.pkg, func(t *testing.T) {
 			_, err := interp.CompileSource("api/x.go", []byte(strings.ReplaceAll(handler, "%s", tc.pkg)), interp.Options{Module: m})
