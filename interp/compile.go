@@ -3,8 +3,9 @@
 // Each file gets an interpreter of its own: a changed file is compiled into a
 // fresh interpreter and swapped in, never re-evaluated into a live one. The
 // package knows nothing of the host framework: it is handed the symbol tables
-// that interpreted code may import and it returns the file's top-level
-// variables as reflect values.
+// that interpreted code may import, and the application's module whose
+// packages files may import from source (module.go), and it returns the
+// file's top-level variables as reflect values.
 package interp
 
 import (
