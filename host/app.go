@@ -60,6 +60,9 @@ type App struct {
 // resolved.
 type appDirs struct {
 	root, api, public, task, template string
+	// module is the root's go.mod: files may import its packages, which
+	// are interpreted from source (nil without a go.mod).
+	module *interp.Module
 }
 
 // New returns an application with the given options.

@@ -227,6 +227,9 @@ func (a *App) prepare() error {
 	if a.cfg.DataDir == "" {
 		a.cfg.DataDir = filepath.Join(real, "data")
 	}
+	if a.dirs.module, err = interp.FindModule(real); err != nil {
+		return fmt.Errorf("zealgo: root %s: %w", a.cfg.Root, err)
+	}
 	return nil
 }
 
@@ -324,13 +327,10 @@ func (a *App) checkFile(dir, path string) string {
 		rel = a.rel(path)
 	}
 	e := a.loadError(err, rel)
-	if e.Code == CodeCompileError {
+	if (e.Code == CodeCompileError || e.Code == CodeUndefinedMethod) && strings.HasPrefix(e.Hint, rel+":") {
 		return e.Hint
 	}
-	if e.Code == CodeUndefinedMethod {
-		return e.Hint
-	}
-	return rel + ": " + e.Hint
+	return rel + ": " + e.Hint // also a problem in a package the file imports
 }
 
 // checkTask checks that a task file holds a func named after the file.

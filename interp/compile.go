@@ -3,8 +3,9 @@
 // Each file gets an interpreter of its own: a changed file is compiled into a
 // fresh interpreter and swapped in, never re-evaluated into a live one. The
 // package knows nothing of the host framework: it is handed the symbol tables
-// that interpreted code may import and it returns the file's top-level
-// variables as reflect values.
+// that interpreted code may import, and the application's module whose
+// packages files may import from source (module.go), and it returns the
+// file's top-level variables as reflect values.
 package interp
 
 import (
@@ -45,6 +46,9 @@ type Options struct {
 	// goguard.go) instead of ending the process. By default it is written
 	// to Stderr.
 	GoPanic func(value any, stack []byte)
+	// Module, if set, is the application's own module: the file may
+	// import its packages, which are interpreted from source (see Module).
+	Module *Module
 	// InitTimeout bounds the file's package-level initialization (var
 	// initializers and init funcs run while it compiles): an endless loop
 	// there is stopped and reported instead of holding the file's build
@@ -110,13 +114,15 @@ func CompileSource(path string, src []byte, opts Options) (prog *Program, err er
 	if perr != nil {
 		return nil, fromParseError(path, perr)
 	}
-	if pos, ok := legacyBuildLine(file); ok {
-		p := fset.Position(pos)
-		return nil, &Error{File: path, Line: p.Line, Col: p.Column,
-			Msg: "legacy // +build line is not supported; use //go:build"}
-	}
-	if e := unsupported(fset, path, file); e != nil {
+	if e := checkSource(fset, path, file); e != nil {
 		return nil, e
+	}
+	var pkgs *loader
+	if opts.Module != nil {
+		pkgs = newLoader(opts, false)
+		if e := pkgs.walk(path, file, fset); e != nil {
+			return nil, importedBy(e, path)
+		}
 	}
 	prog = &Program{Path: path, Package: file.Name.Name, Source: src, File: file, Fset: fset,
 		vars: map[string]reflect.Value{}, decl: map[string]token.Pos{}}
@@ -142,13 +148,19 @@ func CompileSource(path string, src []byte, opts Options) (prog *Program, err er
 	if stderr == nil {
 		stderr = io.Discard
 	}
-	i := yaegi.New(yaegi.Options{Stdout: stdout, Stderr: stderr})
+	yopts := yaegi.Options{Stdout: stdout, Stderr: stderr}
+	imports := importPaths(file)
+	if pkgs != nil && len(pkgs.files) > 0 {
+		yopts.GoPath, yopts.SourcecodeFilesystem = ".", pkgs.fsys()
+		imports = append(imports, pkgs.paths...)
+	}
+	i := yaegi.New(yopts)
 	defer func() {
 		if r := recover(); r != nil {
 			prog, err = nil, &Error{File: path, Msg: "interpreter panic: " + describePanic(r) + hintFor(r)}
 		}
 	}()
-	if err := i.Use(stdlibFor(file)); err != nil {
+	if err := i.Use(stdlibFor(imports)); err != nil {
 		return nil, fmt.Errorf("interp: standard library symbols: %w", err)
 	}
 	for _, s := range opts.Symbols {
@@ -156,7 +168,8 @@ func CompileSource(path string, src []byte, opts Options) (prog *Program, err er
 			return nil, fmt.Errorf("interp: symbols: %w", err)
 		}
 	}
-	if guarded, ok := guardGoroutines(fset, file, src); ok {
+	guarded, ok := guardGoroutines(fset, file, src)
+	if ok || (pkgs != nil && pkgs.guarded) {
 		report := opts.GoPanic
 		if report == nil {
 			report = func(v any, stack []byte) {
@@ -183,6 +196,11 @@ func CompileSource(path string, src []byte, opts Options) (prog *Program, err er
 		case errors.As(err, &p):
 			return nil, &Error{File: path, Msg: "interpreter panic: " + describePanic(p.Value) + hintFor(p.Value)}
 		}
+		if pkgs != nil {
+			if e := pkgs.locate(err.Error()); e != nil {
+				return nil, importedBy(e, path)
+			}
+		}
 		return nil, fromEvalError(path, file, fset, err)
 	}
 	for _, n := range prog.names {
@@ -193,6 +211,25 @@ func CompileSource(path string, src []byte, opts Options) (prog *Program, err er
 		prog.vars[n] = v
 	}
 	return prog, nil
+}
+
+// checkSource reports what the interpreter would reject in f, the file
+// named path, with a message clearer than its own: legacy build lines, and
+// the constructs of unsupported.
+func checkSource(fset *token.FileSet, path string, f *ast.File) *Error {
+	if pos, ok := legacyBuildLine(f); ok {
+		return at(fset, path, pos, "legacy // +build line is not supported; use //go:build")
+	}
+	return unsupported(fset, path, f)
+}
+
+// importedBy marks e, a problem found while compiling the file path, as
+// lying in a package that path imports, when it is in another file.
+func importedBy(e *Error, path string) *Error {
+	if e.File != path {
+		e.Importer = path
+	}
+	return e
 }
 
 // legacyBuildLine reports the position of a "// +build" line before the
@@ -239,19 +276,25 @@ func fromEvalError(path string, f *ast.File, fset *token.FileSet, err error) err
 	line, _ := strconv.Atoi(m[1])
 	col, _ := strconv.Atoi(m[2])
 	e := &Error{File: path, Line: line, Col: col, Msg: m[3]}
+	e.describeSelector(fset, f)
+	return e
+}
+
+// describeSelector fills in Selector, Receiver and ReceiverType when e is
+// an "undefined selector" (method, field) error in f.
+func (e *Error) describeSelector(fset *token.FileSet, f *ast.File) {
 	for _, prefix := range []string{"undefined selector: ", "undefined method: ", "undefined field: "} {
 		name, ok := strings.CutPrefix(e.Msg, prefix)
 		if !ok {
 			continue
 		}
 		e.Selector = name
-		if sel := selectorAt(fset, f, line, col, name); sel != nil {
+		if sel := selectorAt(fset, f, e.Line, e.Col, name); sel != nil {
 			e.Receiver = exprString(sel.X)
 			e.ReceiverType = declaredType(f, sel)
 		}
-		break
+		return
 	}
-	return e
 }
 
 func describePanic(r any) (s string) {
