@@ -44,6 +44,7 @@ func init() {
 		"New":                    reflect.ValueOf(host.New),
 		"NewError":               reflect.ValueOf(host.NewError),
 		"PageError":              reflect.ValueOf(host.PageError),
+		"SessionRedisEnv":        reflect.ValueOf(constant.MakeFromLiteral("\"ZEALGO_SESSION_REDIS\"", token.STRING, 0)),
 		"SessionSecretEnv":       reflect.ValueOf(constant.MakeFromLiteral("\"ZEALGO_SESSION_SECRET\"", token.STRING, 0)),
 		"WithAddr":               reflect.ValueOf(host.WithAddr),
 		"WithBasicAuth":          reflect.ValueOf(host.WithBasicAuth),
