@@ -3,6 +3,7 @@ package hosttest
 import (
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/cookiejar"
 	"net/http/httptest"
@@ -26,7 +27,7 @@ func start(a *archive, s *settings, root, dataDir string, logs *buffer) (*server
 		return nil, fmt.Errorf("zealgo: hosttest: the App function returned nil")
 	}
 	opts := append(append([]host.Option{}, s.hostOpts...),
-		host.WithRoot(root), host.WithDataDir(dataDir), host.WithLogOutput(logs, logLevel))
+		host.WithRoot(root), host.WithDataDir(dataDir), host.WithLogOutput(logs, slog.LevelDebug))
 	if a.dev {
 		opts = append(opts, host.WithDev(true))
 	}

@@ -2,7 +2,6 @@ package hosttest
 
 import (
 	"fmt"
-	"log/slog"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -115,17 +114,20 @@ func RunDir(t *testing.T, dir string, opts ...Option) {
 	}
 }
 
-// Run runs the archive at path, reporting each failure with t.Error and
-// the application's log when any; an archive that cannot run (see Check)
-// stops t with t.Fatal.
+// Run runs the archive at path, reporting each failure with t.Error,
+// prefixed with the path, and then the application's log; an archive that
+// cannot run (see Check) stops t with t.Fatal.
 func Run(t *testing.T, path string, opts ...Option) {
 	t.Helper()
 	res, err := Check(path, opts...)
 	if err != nil {
+		if res != nil && res.Log != "" {
+			t.Logf("application log:\n%s", res.Log)
+		}
 		t.Fatal(err)
 	}
 	for _, f := range res.Failures {
-		t.Error(f)
+		t.Errorf("%s: %s", path, f)
 	}
 	if len(res.Failures) > 0 {
 		t.Logf("application log:\n%s", res.Log)
@@ -136,7 +138,7 @@ func Run(t *testing.T, path string, opts ...Option) {
 // loopback httptest server, and returns what it found: Result.Failures
 // lists the mismatches. The error is for an archive that cannot run: one
 // that cannot be read or breaks the format, or an application that does
-// not start.
+// not start (the Result then holds the log so far).
 func Check(path string, opts ...Option) (*Result, error) {
 	ar, err := txtar.ParseFile(path)
 	if err != nil {
@@ -163,7 +165,7 @@ func newSettings(opts []Option) *settings {
 
 // run starts the application for a, sends the exchanges, checks the log
 // and stops the application.
-func run(a *archive, s *settings) (res *Result, err error) {
+func run(a *archive, s *settings) (*Result, error) {
 	tmp, err := os.MkdirTemp("", "hosttest-")
 	if err != nil {
 		return nil, fmt.Errorf("zealgo: hosttest: %w", err)
@@ -181,7 +183,7 @@ func run(a *archive, s *settings) (res *Result, err error) {
 	if err != nil {
 		return &Result{Log: logs.String()}, err
 	}
-	res = &Result{}
+	res := &Result{}
 	srv.runExchanges(a, s, res)
 	res.checkLog(a, logs.String())
 	srv.close()
@@ -238,6 +240,3 @@ func (b *buffer) String() string {
 	defer b.mu.Unlock()
 	return b.b.String()
 }
-
-// logLevel is the level of the log hosttest collects: everything.
-const logLevel = slog.LevelDebug
