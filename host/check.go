@@ -10,6 +10,7 @@ import (
 	"os"
 	"regexp"
 	"strconv"
+	"strings"
 
 	"github.com/zealgo/zealgo/interp"
 	"github.com/zealgo/zealgo/interp/check"
@@ -165,6 +166,9 @@ func (a *App) hostProblem(dir, path string) string {
 	e := a.loadError(err, rel)
 	if e.Code == CodeCompileError || e.Code == CodeUndefinedMethod {
 		return e.Hint
+	}
+	if rest, ok := strings.CutPrefix(e.Hint, rel+" "); ok {
+		return rel + ": " + rest // "api/x.go defines no handler: ..."
 	}
 	return rel + ": " + e.Hint
 }

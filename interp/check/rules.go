@@ -91,7 +91,8 @@ func (fc *fileCheck) buildIgnore() {
 			}
 		}
 	}
-	fc.report(f.Pos(), "build-ignore", "the file lacks //go:build ignore: put it on the first line, followed by a blank line, "+
+	first := token.Pos(fc.r.Fset.File(f.Package).Base())
+	fc.report(first, "build-ignore", "the file lacks //go:build ignore: put it on the first line, followed by a blank line, "+
 		"so that go build ./... and go vet ./... skip handler files (gopls still checks them)")
 }
 
@@ -238,6 +239,7 @@ func (fc *fileCheck) shadowedBuiltins() {
 			return true
 		}
 		fc.takeRange(call.Pos(), call.End())
+		fc.takeRange(v.Pos(), v.Pos()+token.Pos(len(v.Name()))) // "initialization cycle" when the call is inside it
 		line := fc.r.Fset.Position(v.Pos()).Line
 		what, instead := "the handler of this file", "rename the file (its URL follows its name), or move this code into another file"
 		if id.Name == "delete" {
