@@ -103,7 +103,7 @@ func (c *Checker) File(path string, src []byte) *Result {
 	r.Info = &types.Info{Types: map[ast.Expr]types.TypeAndValue{}, Defs: map[*ast.Ident]types.Object{},
 		Uses: map[*ast.Ident]types.Object{}, Instances: map[*ast.Ident]types.Instance{},
 		Selections: map[*ast.SelectorExpr]*types.Selection{}, Scopes: map[ast.Node]*types.Scope{}}
-	fc := &fileCheck{c: c, r: r, path: path, src: src, pkgOf: map[string]string{}}
+	fc := &fileCheck{c: c, r: r, path: path, src: src, pkgOf: map[string]string{}, typeSwitchCases: map[*ast.CaseClause]bool{}}
 	fc.typeCheck()
 	fc.applyRules()
 	fc.fixes()
@@ -155,6 +155,8 @@ type fileCheck struct {
 	pkgOf map[string]string
 	// unlinked are the local names of imports that the binary lacks.
 	unlinked map[string]bool
+	// typeSwitchCases are the case clauses of type switches.
+	typeSwitchCases map[*ast.CaseClause]bool
 	// takenRanges hold type errors that a rule explains better.
 	takenRanges [][2]token.Pos
 }

@@ -158,23 +158,30 @@ func interfaceElem(t types.Type) bool {
 	return false
 }
 
-// anyValue passes e through RT.Any when it needs it.
-func (fc *fileCheck) anyValue(e ast.Expr) {
-	if fc.hasOwnMethods(fc.typeOf(e)) {
-		fc.wrap(e, RT+".Any(", ")")
-	}
-}
+// A value of the file's types with methods that the interpreter stores in
+// an interface slot (an element of a map[string]any or []any) stays
+// wrapped, and encoding/json writes the wrapper as {}. Passed through
+// RT.Any, it is stored bare: JSON sees its fields, and a type assertion to
+// its own type still finds it (one to an interface never does: see the
+// assert-interface rule).
 
 // anyElements: map[string]any{"u": u}, []any{u}.
 func (fc *fileCheck) anyElements(lit *ast.CompositeLit) {
 	if !interfaceElem(fc.typeOf(lit)) {
 		return
 	}
-	for _, e := range lit.Elts {
-		if kv, ok := e.(*ast.KeyValueExpr); ok {
-			e = kv.Value
+	for _, el := range lit.Elts {
+		if kv, ok := el.(*ast.KeyValueExpr); ok {
+			el = kv.Value
 		}
-		fc.anyValue(e)
+		fc.anyValue(el)
+	}
+}
+
+// anyValue stores e bare when it is a value with methods.
+func (fc *fileCheck) anyValue(e ast.Expr) {
+	if fc.hasOwnMethods(fc.typeOf(e)) {
+		fc.wrap(e, RT+".Any(", ")")
 	}
 }
 

@@ -50,6 +50,7 @@ var Rules = []Rule{
 	{"json-embedded", "embedded structs of the file in JSON", false, true},
 	{"json-method", "MarshalJSON and MarshalText methods of the file's types", false, true},
 	{"any-methods", "values with methods inside map[string]any or []any", true, true},
+	{"assert-interface", "type assertions of the file's values to an interface", false, false},
 	{"compare-return", "returning a comparison through an interface result", true, false},
 	{"error-types", "the file's error types with %w, errors.As, errors.Is, errors.Unwrap", true, false},
 	{"builtin-shadow", "a handler named like a builtin that the file calls (delete)", false, false},
@@ -73,9 +74,50 @@ func (fc *fileCheck) applyRules() {
 			fc.embeddedRule(x)
 		case *ast.FuncDecl:
 			fc.jsonMethodRule(x)
+		case *ast.TypeAssertExpr:
+			if x.Type != nil {
+				fc.assertRule(x.Type)
+			}
+		case *ast.TypeSwitchStmt:
+			for _, c := range x.Body.List {
+				fc.typeSwitchCases[c.(*ast.CaseClause)] = true
+			}
+		case *ast.CaseClause:
+			if fc.typeSwitchCases[x] {
+				for _, e := range x.List {
+					fc.assertRule(e)
+				}
+			}
 		}
 		return true
 	})
+}
+
+// assertRule reports a type assertion (or type switch case) to an
+// interface with methods that a type of the file implements: Yaegi never
+// matches a value of the file's types against an interface (the assertion
+// is false, or panics), though it does match compiled values.
+func (fc *fileCheck) assertRule(typ ast.Expr) {
+	t := fc.typeOf(typ)
+	if t == nil || t == types.Universe.Lookup("error").Type() || fc.pkg == nil {
+		return
+	}
+	it, ok := t.Underlying().(*types.Interface)
+	if !ok || it.NumMethods() == 0 {
+		return
+	}
+	for _, name := range fc.pkg.Scope().Names() {
+		tn, ok := fc.pkg.Scope().Lookup(name).(*types.TypeName)
+		if !ok || types.IsInterface(tn.Type()) {
+			continue
+		}
+		if types.Implements(tn.Type(), it) || types.Implements(types.NewPointer(tn.Type()), it) {
+			fc.report(typ.Pos(), "assert-interface", "the interpreter never matches a value of this file's types against an interface "+
+				"(the assertion is false, or panics), and %s implements %s: assert to the concrete type (%s) instead",
+				name, types.ExprString(typ), name)
+			return
+		}
+	}
 }
 
 // buildIgnore reports a file that go build would compile.
