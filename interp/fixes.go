@@ -105,22 +105,31 @@ func rewrite(i *yaegi.Interpreter, fset *token.FileSet, f *ast.File, src []byte,
 
 // explain puts the words of package check on a failure of the
 // interpreter: a panic without a position (a file that forgot to import
-// host) takes the first problem of the file; any failure takes a trap
-// that the checker names at or before its line (a name the symbol tables
-// lack, a package not linked, a builtin hidden by a handler).
+// host) takes the first problem of the file that keeps it from compiling;
+// a failure at a line takes a trap that the checker names on that line (a
+// name the symbol tables lack, a package not linked, a builtin hidden by a
+// handler).
 func explain(err error, res *check.Result) error {
 	var e *Error
 	if !errors.As(err, &e) {
 		return err
 	}
 	for _, d := range res.Diagnostics {
-		if d.Line == 0 || check.IsWarning(d.Rule) {
+		if d.Line == 0 || !compileRules[d.Rule] {
 			continue
 		}
 		trap := d.Rule != "type" && d.Rule != "syntax"
-		if e.Line == 0 || trap && d.Line <= e.Line {
+		if e.Line == 0 || trap && d.Line == e.Line {
 			return &Error{File: e.File, Line: d.Line, Col: d.Col, Msg: d.Msg}
 		}
 	}
 	return err
+}
+
+// compileRules are the rules of package check whose problems keep a file
+// from compiling under the interpreter (the others show when the line
+// runs, or not at all).
+var compileRules = map[string]bool{
+	"syntax": true, "type": true, "not-linked": true, "missing-symbol": true, "builtin-shadow": true,
+	"range-int": true, "range-func": true, "builtin": true, "generic-infer": true,
 }

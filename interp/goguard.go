@@ -8,6 +8,8 @@ import (
 	"reflect"
 	"runtime/debug"
 	"sort"
+
+	"github.com/zealgo/zealgo/interp/check"
 )
 
 // Goroutines started by interpreted code run outside any recover of the
@@ -32,7 +34,7 @@ import (
 // rewritten statements call; guardName is the name they import it as.
 const (
 	guardPath = "github.com/zealgo/zealgo/interp/rt"
-	guardName = "__zealgo_rt"
+	guardName = check.RT
 )
 
 // edit replaces src[off:end] with text.

@@ -40,9 +40,6 @@ func New(tables ...Exports) *Checker {
 	return &Checker{u: newUniverse(tables)}
 }
 
-// Links reports whether files can import the package at path.
-func (c *Checker) Links(path string) bool { return c.u.links(path) }
-
 // Diagnostic is one problem of a file.
 type Diagnostic struct {
 	// File is the path as given to the Checker.
@@ -272,7 +269,7 @@ func (fc *fileCheck) missingMember(e types.Error) bool {
 		return false
 	}
 	name := sel.Sel.Name
-	msg := fmt.Sprintf("%s.%s is no method or field of %s", exprString(sel.X), name, types.TypeString(tv.Type, qualifier(fc.pkg)))
+	msg := fmt.Sprintf("%s.%s is no method or field of %s", types.ExprString(sel.X), name, types.TypeString(tv.Type, qualifier(fc.pkg)))
 	if hint, ok := newerMembers[types.TypeString(tv.Type, nil)+"."+name]; ok {
 		msg += ": " + hint
 	} else if s := suggest(name, memberNames(tv.Type)); s != "" {
@@ -366,6 +363,3 @@ func levenshtein(a, b string) int {
 	}
 	return prev[len(rb)]
 }
-
-// exprString spells a short expression as written.
-func exprString(e ast.Expr) string { return types.ExprString(e) }

@@ -65,7 +65,7 @@ type (
 	Node struct {
 		Name string
 		Next *Node
-		hid  int
+		hid  int // an unexported field of a linked type: files cannot use it
 	}
 	Base   struct{ ID int }
 	Widget struct {
@@ -83,7 +83,7 @@ func (l Level) String() string             { return "level" }
 func NewNode(name string) *Node            { return &Node{Name: name} }
 func Join(sep string, xs ...string) string { return strings.Join(xs, sep) }
 
-var Default = Node{Name: "default"}
+var Default = Node{Name: "default", hid: 1}
 
 const High Level = 3
 

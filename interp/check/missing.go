@@ -5,9 +5,9 @@ import (
 	"strings"
 )
 
-// HostPath is the import path of the host package, whose absence from the
+// hostPath is the import path of the host package, whose absence from the
 // symbol tables means the application forgot app.Symbols(symbols.Symbols).
-const HostPath = "github.com/zealgo/zealgo/host"
+const hostPath = "github.com/zealgo/zealgo/host"
 
 // unlinkedPackages says what to do instead of importing a standard package
 // that the interpreter does not link.
@@ -24,7 +24,7 @@ var unlinkedPackages = map[string]string{
 
 // unlinkedMsg says why path cannot be imported and what to do instead.
 func unlinkedMsg(path string) string {
-	if path == HostPath {
+	if path == hostPath {
 		return "package " + path + " is not linked into this binary: the application must register the host symbols with app.Symbols(symbols.Symbols)"
 	}
 	if !isStd(path) {

@@ -74,7 +74,7 @@ func packageName(src string) (string, bool) {
 	return f.Name.Name, true
 }
 
-// Links reports whether the binary links the package at path.
+// links reports whether the binary links the package at path.
 func (u *universe) links(p string) bool {
 	_, src := u.sources[p]
 	_, tab := u.tables[p]
