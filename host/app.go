@@ -45,6 +45,7 @@ type App struct {
 	initErr  error
 	started  bool
 	worker   bool // this process is a task worker (serveWorker)
+	checking bool // zealgo check runs: compile warnings are its output, not the log's
 	dirs     appDirs
 	echo     *echo.Echo
 	root     http.Handler // outermost layer, global middleware, then echo

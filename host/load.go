@@ -101,6 +101,11 @@ func (a *App) compile(dir, path string) (*interp.Program, string, error) {
 	prog, err := interp.CompileSource(rel, src, interp.Options{Symbols: a.symbols, Module: a.dirs.module, Stdout: out, Stderr: out,
 		GoPanic: func(v any, stack []byte) {
 			a.log.Error("panic in a goroutine", "file", rel, "panic", interp.DescribePanic(v), "stack", string(stack))
+		},
+		Warn: func(msg string) {
+			if !a.checking {
+				a.log.Warn(msg, "file", rel)
+			}
 		}})
 	if err != nil {
 		var ce *interp.Error

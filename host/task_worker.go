@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"go/token"
 	"io"
 	"io/fs"
 	"log/slog"
@@ -184,6 +185,10 @@ func (a *App) analyzeTask(prog *interp.Program, rel string) (*taskFunc, error) {
 	}
 	v, ok := prog.Var(base)
 	if !ok {
+		if !token.IsIdentifier(base) {
+			return nil, &interp.Error{File: rel, Msg: fmt.Sprintf("a task file must declare a var named after the file, "+
+				"and %s is no Go identifier: rename the file to %s.go", base, identifier(base))}
+		}
 		return nil, &interp.Error{File: rel, Msg: fmt.Sprintf("a task file must declare var %s = func(args...) any", base)}
 	}
 	if v.Kind() != reflect.Func {

@@ -49,6 +49,11 @@ type Options struct {
 	// Module, if set, is the application's own module: the file may
 	// import its packages, which are interpreted from source (see Module).
 	Module *Module
+	// Warn receives each problem that package check finds in a file that
+	// compiles (a trap the file falls into at run time, a type error the
+	// interpreter lets through), as "file:line:col: message". By default
+	// such problems are dropped; `zealgo check` reports them.
+	Warn func(msg string)
 	// InitTimeout bounds the file's package-level initialization (var
 	// initializers and init funcs run while it compiles): an endless loop
 	// there is stopped and reported instead of holding the file's build
@@ -141,6 +146,7 @@ func CompileSource(path string, src []byte, opts Options) (prog *Program, err er
 		}
 	}
 
+	res := Checker(opts.Symbols).FileWith(path, src, pkgs)
 	stdout, stderr := opts.Stdout, opts.Stderr
 	if stdout == nil {
 		stdout = io.Discard
@@ -157,7 +163,7 @@ func CompileSource(path string, src []byte, opts Options) (prog *Program, err er
 	i := yaegi.New(yopts)
 	defer func() {
 		if r := recover(); r != nil {
-			prog, err = nil, &Error{File: path, Msg: "interpreter panic: " + describePanic(r) + hintFor(r)}
+			prog, err = nil, explain(&Error{File: path, Msg: "interpreter panic: " + describePanic(r) + hintFor(r)}, res)
 		}
 	}()
 	if err := i.Use(stdlibFor(imports)); err != nil {
@@ -168,18 +174,13 @@ func CompileSource(path string, src []byte, opts Options) (prog *Program, err er
 			return nil, fmt.Errorf("interp: symbols: %w", err)
 		}
 	}
-	guarded, ok := guardGoroutines(fset, file, src)
-	if ok || (pkgs != nil && pkgs.guarded) {
-		report := opts.GoPanic
-		if report == nil {
-			report = func(v any, stack []byte) {
-				fmt.Fprintf(stderr, "%s: panic in a goroutine: %s\n%s", path, describePanic(v), stack)
-			}
-		}
-		if err := i.Use(guardSymbols(report)); err != nil {
+	if src, err = rewrite(i, fset, file, src, res, opts, stderr); err != nil {
+		return nil, err
+	}
+	if pkgs != nil && pkgs.guarded { // package files call the guard too
+		if err := i.Use(guardSymbols(goPanicReport(opts, path, stderr))); err != nil {
 			return nil, fmt.Errorf("interp: goroutine guard: %w", err)
 		}
-		src = guarded
 	}
 	timeout := opts.InitTimeout
 	if timeout <= 0 {
@@ -194,14 +195,19 @@ func CompileSource(path string, src []byte, opts Options) (prog *Program, err er
 			return nil, &Error{File: path, Msg: fmt.Sprintf("the file's package-level initialization (var initializers, init funcs) "+
 				"did not finish within %v and was stopped: is there an endless loop in it?", timeout)}
 		case errors.As(err, &p):
-			return nil, &Error{File: path, Msg: "interpreter panic: " + describePanic(p.Value) + hintFor(p.Value)}
+			return nil, explain(&Error{File: path, Msg: "interpreter panic: " + describePanic(p.Value) + hintFor(p.Value)}, res)
 		}
 		if pkgs != nil {
 			if e := pkgs.locate(err.Error()); e != nil {
 				return nil, importedBy(e, path)
 			}
 		}
-		return nil, fromEvalError(path, file, fset, err)
+		return nil, explain(fromEvalError(path, file, fset, err), res)
+	}
+	if opts.Warn != nil {
+		for _, d := range res.Diagnostics {
+			opts.Warn(d.String())
+		}
 	}
 	for _, n := range prog.names {
 		v, err := i.Eval(prog.Package + "." + n)

@@ -8,6 +8,8 @@ import (
 	"reflect"
 	"runtime/debug"
 	"sort"
+
+	"github.com/zealgo/zealgo/interp/check"
 )
 
 // Goroutines started by interpreted code run outside any recover of the
@@ -32,7 +34,7 @@ import (
 // rewritten statements call; guardName is the name they import it as.
 const (
 	guardPath = "github.com/zealgo/zealgo/interp/rt"
-	guardName = "__zealgo_rt"
+	guardName = check.RT
 )
 
 // edit replaces src[off:end] with text.
@@ -41,12 +43,12 @@ type edit struct {
 	text     string
 }
 
-// guardGoroutines returns src with every go statement of f rewritten to
-// recover its panics, and whether it changed anything.
-func guardGoroutines(fset *token.FileSet, f *ast.File, src []byte) ([]byte, bool) {
+// goEdits returns the edits that rewrite every go statement of f to
+// recover its panics.
+func goEdits(fset *token.FileSet, f *ast.File) []edit {
 	tf := fset.File(f.Package)
 	if tf == nil {
-		return src, false
+		return nil
 	}
 	off := func(p token.Pos) int { return tf.Offset(p) }
 	var edits []edit
@@ -80,22 +82,44 @@ func guardGoroutines(fset *token.FileSet, f *ast.File, src []byte) ([]byte, bool
 			edit{lp, lp + 1, sep})
 		return true
 	})
+	return edits
+}
+
+// guardGoroutines returns the source of f, a file of an application
+// package, with its go statements guarded (goEdits) and the guard package
+// imported, and whether it changed anything.
+func guardGoroutines(fset *token.FileSet, f *ast.File, src []byte) ([]byte, bool) {
+	edits := goEdits(fset, f)
 	if len(edits) == 0 {
 		return src, false
 	}
-	// The import goes on the package clause's line: package main; import ...
-	name := off(f.Name.End())
-	edits = append(edits, edit{name, name, "; import " + guardName + " " + fmt.Sprintf("%q", guardPath)})
+	return applyEdits(src, append(edits, importGuard(fset, f))), true
+}
+
+// importGuard returns the edit that imports the guard package: on the
+// package clause's line, "package main; import ...", so that no line moves.
+func importGuard(fset *token.FileSet, f *ast.File) edit {
+	at := fset.Position(f.Name.End()).Offset
+	return edit{at, at, "; import " + guardName + " " + fmt.Sprintf("%q", guardPath)}
+}
+
+// applyEdits returns src with edits applied. Edits are sorted by offset
+// (insertions at one offset keep their order); one that overlaps the edit
+// before it is dropped.
+func applyEdits(src []byte, edits []edit) []byte {
 	sort.SliceStable(edits, func(i, j int) bool { return edits[i].off < edits[j].off })
 	var b bytes.Buffer
 	last := 0
 	for _, e := range edits {
+		if e.off < last || e.end > len(src) {
+			continue
+		}
 		b.Write(src[last:e.off])
 		b.WriteString(e.text)
 		last = e.end
 	}
 	b.Write(src[last:])
-	return b.Bytes(), true
+	return b.Bytes()
 }
 
 // builtins are the predeclared funcs a go statement may call; they cannot
@@ -121,10 +145,14 @@ func guardSymbols(report func(value any, stack []byte)) Exports {
 			callDynamic(fn, args)
 		}()
 	}
-	return Exports{guardPath + "/rt": {
+	syms := map[string]reflect.Value{
 		"Recovered": reflect.ValueOf(recovered),
 		"Go":        reflect.ValueOf(goCall),
-	}}
+	}
+	for k, v := range fixSymbols {
+		syms[k] = v
+	}
+	return Exports{guardPath + "/rt": syms}
 }
 
 // callDynamic calls fn with args, converting each to the parameter type

@@ -317,3 +317,27 @@ func firstLine(s string) string {
 	}
 	return s
 }
+
+// Package gives package check the parsed files of the application package
+// at import path p, as this loader read them (check.Sources).
+func (l *loader) Package(p string) (*token.FileSet, []*ast.File, bool) {
+	if l == nil || l.m == nil {
+		return nil, nil, false
+	}
+	var files []*ast.File
+	for _, pf := range l.files {
+		if l.importPath(pf.rel) == p {
+			files = append(files, pf.file)
+		}
+	}
+	return l.fset, files, len(files) > 0
+}
+
+// importPath returns the import path of the package that holds the file
+// at rel, a slash path from the module root.
+func (l *loader) importPath(rel string) string {
+	if dir := path.Dir(rel); dir != "." {
+		return l.m.Path + "/" + dir
+	}
+	return l.m.Path
+}

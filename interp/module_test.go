@@ -255,3 +255,29 @@ func TestFindModuleWithout(t *testing.T) {
 		t.Fatalf("go.mod without module: %v", err)
 	}
 }
+
+// TestCheckFileModulePackages: package check type-checks a file against
+// the application packages it imports, read from source: a right use is
+// no problem (not "not linked"), a wrong one is a type error at the
+// file's own line, and a package that cannot be loaded is named once.
+func TestCheckFileModulePackages(t *testing.T) {
+	m := blogModule(t, map[string]string{
+		"lib/posts/posts.go": postsFiles,
+		"lib/posts/more.go":  "package posts\n\nconst suffix = \"!\"\n",
+		"lib/text/text.go":   "package text\n\nimport \"strings\"\n\nfunc Upper(s string) string { return strings.ToUpper(s) }\n",
+	})
+	const head = "//go:build ignore\n\npackage main\n\nimport \"example.com/blog/lib/posts\"\n\n"
+	opts := interp.Options{Module: m}
+	if d := interp.CheckFile("api/x.go", []byte(head+"var f = func() any { return posts.Title(\"a\") }\n"), opts).Diagnostics; len(d) != 0 {
+		t.Errorf("a right use: %v", d)
+	}
+	d := interp.CheckFile("api/x.go", []byte(head+"var f = func() any { return posts.Title(1) }\n"), opts).Diagnostics
+	if len(d) != 1 || d[0].Line != 7 || d[0].Rule != "type" || !strings.Contains(d[0].Msg, "cannot use 1") {
+		t.Errorf("a wrong use: %v", d)
+	}
+	writeFile(t, m, "lib/text/text.go", "package text\n\nfunc Upper(s string) string { return s\n")
+	d = interp.CheckFile("api/x.go", []byte(head+"var f = func() any { return posts.Title(\"a\") }\n"), opts).Diagnostics
+	if len(d) != 1 || !strings.Contains(d[0].String(), "api/x.go: lib/text/text.go:3:") {
+		t.Errorf("a broken package: %v", d)
+	}
+}
