@@ -163,8 +163,11 @@ func (a *App) hostProblem(dir, path string) string {
 		rel = a.rel(path)
 	}
 	e := a.loadError(err, rel)
-	if e.Code == CodeCompileError || e.Code == CodeUndefinedMethod {
+	if (e.Code == CodeCompileError || e.Code == CodeUndefinedMethod) && strings.HasPrefix(e.Hint, rel+":") {
 		return e.Hint
+	}
+	if e.Code == CodeCompileError {
+		return rel + ": " + e.Hint // a problem in a package the file imports
 	}
 	if rest, ok := strings.CutPrefix(e.Hint, rel+" "); ok {
 		return rel + ": " + rest // "api/x.go defines no handler: ..."
