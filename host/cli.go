@@ -26,9 +26,13 @@ import (
 //	routes  list the endpoints and pages with their methods
 //	migrate run the .sql files under migrations/ that have not run (takes
 //	        --data and --db as serve does)
+//	new     zealgo new DIR [--module PATH]: write a new application into a
+//	        missing or empty DIR, with a go.mod requiring this zealgo (and
+//	        replacing it with the source checkout it was built from, or
+//	        $ZEALGO_SOURCE), then run go mod tidy there when go is on the PATH
 //	help    list the commands
 //
-// Every command takes --root DIR, the application directory (default ".");
+// Every command but new takes --root DIR, the application directory (default ".");
 // check also takes --json (its problems as one JSON object).
 // serve also takes:
 //
