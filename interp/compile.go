@@ -142,7 +142,7 @@ func CompileSource(path string, src []byte, opts Options) (prog *Program, err er
 	if stderr == nil {
 		stderr = io.Discard
 	}
-	i := yaegi.New(yaegi.Options{Stdout: stdout, Stderr: stderr})
+	i := yaegi.New(yaegi.Options{Stdout: stdout, Stderr: panicLineFilter{stderr}})
 	defer func() {
 		if r := recover(); r != nil {
 			prog, err = nil, &Error{File: path, Msg: "interpreter panic: " + describePanic(r) + hintFor(r)}
@@ -156,17 +156,17 @@ func CompileSource(path string, src []byte, opts Options) (prog *Program, err er
 			return nil, fmt.Errorf("interp: symbols: %w", err)
 		}
 	}
-	if guarded, ok := guardGoroutines(fset, file, src); ok {
+	src, cols := rewrite(fset, file, src)
+	if cols != nil {
 		report := opts.GoPanic
 		if report == nil {
 			report = func(v any, stack []byte) {
 				fmt.Fprintf(stderr, "%s: panic in a goroutine: %s\n%s", path, describePanic(v), stack)
 			}
 		}
-		if err := i.Use(guardSymbols(report)); err != nil {
-			return nil, fmt.Errorf("interp: goroutine guard: %w", err)
+		if err := i.Use(rtSymbols(path, report)); err != nil {
+			return nil, fmt.Errorf("interp: runtime of the rewritten code: %w", err)
 		}
-		src = guarded
 	}
 	timeout := opts.InitTimeout
 	if timeout <= 0 {
@@ -183,7 +183,7 @@ func CompileSource(path string, src []byte, opts Options) (prog *Program, err er
 		case errors.As(err, &p):
 			return nil, &Error{File: path, Msg: "interpreter panic: " + describePanic(p.Value) + hintFor(p.Value)}
 		}
-		return nil, fromEvalError(path, file, fset, err)
+		return nil, fromEvalError(path, file, fset, err, cols)
 	}
 	for _, n := range prog.names {
 		v, err := i.Eval(prog.Package + "." + n)
@@ -222,10 +222,13 @@ func fromParseError(path string, err error) error {
 
 var posPrefix = regexp.MustCompile(`^(?:[^:\s]*\.go:)?(\d+):(\d+): (.*)$`)
 
-func fromEvalError(path string, f *ast.File, fset *token.FileSet, err error) error {
+// fromEvalError turns an error of Yaegi's into an *Error positioned in the
+// source as written (cols maps the columns of the rewritten source back).
+func fromEvalError(path string, f *ast.File, fset *token.FileSet, err error, cols *colMap) error {
 	var list scanner.ErrorList
 	if errors.As(err, &list) && len(list) > 0 {
-		return &Error{File: path, Line: list[0].Pos.Line, Col: list[0].Pos.Column, Msg: list[0].Msg}
+		p := list[0].Pos
+		return &Error{File: path, Line: p.Line, Col: cols.col(p.Line, p.Column), Msg: list[0].Msg}
 	}
 	msg := strings.TrimSpace(err.Error())
 	// Yaegi wraps nested errors one per line; the first line is the cause.
@@ -238,6 +241,7 @@ func fromEvalError(path string, f *ast.File, fset *token.FileSet, err error) err
 	}
 	line, _ := strconv.Atoi(m[1])
 	col, _ := strconv.Atoi(m[2])
+	col = cols.col(line, col)
 	e := &Error{File: path, Line: line, Col: col, Msg: m[3]}
 	for _, prefix := range []string{"undefined selector: ", "undefined method: ", "undefined field: "} {
 		name, ok := strings.CutPrefix(e.Msg, prefix)
@@ -261,6 +265,8 @@ func describePanic(r any) (s string) {
 		}
 	}()
 	switch v := r.(type) {
+	case *Trace:
+		return describePanic(v.Value)
 	case reflect.Value:
 		if v.IsValid() && v.CanInterface() {
 			return fmt.Sprint(v.Interface())

@@ -1,13 +1,10 @@
 package interp
 
 import (
-	"bytes"
-	"fmt"
 	"go/ast"
 	"go/token"
 	"reflect"
 	"runtime/debug"
-	"sort"
 )
 
 // Goroutines started by interpreted code run outside any recover of the
@@ -24,8 +21,7 @@ import (
 // recover. (It is a plain call, not "go __zealgo_rt.Go(...)": Yaegi hands a
 // compiled func started with go references to loop variables, not their
 // values at the statement.) Each rewrite stays on the line it replaces,
-// so that line numbers in errors hold (columns after it on that line
-// shift). A go statement calling a builtin, or spreading a slice into a
+// so that line numbers in errors hold (edit.go maps the columns back). A go statement calling a builtin, or spreading a slice into a
 // variadic call (f(xs...)), is left as written.
 
 // guardPath is the import path of the per-interpreter package the
@@ -35,18 +31,12 @@ const (
 	guardName = "__zealgo_rt"
 )
 
-// edit replaces src[off:end] with text.
-type edit struct {
-	off, end int
-	text     string
-}
-
-// guardGoroutines returns src with every go statement of f rewritten to
-// recover its panics, and whether it changed anything.
-func guardGoroutines(fset *token.FileSet, f *ast.File, src []byte) ([]byte, bool) {
+// goEdits returns the edits that rewrite every go statement of f to
+// recover its panics.
+func goEdits(fset *token.FileSet, f *ast.File) []edit {
 	tf := fset.File(f.Package)
 	if tf == nil {
-		return src, false
+		return nil
 	}
 	off := func(p token.Pos) int { return tf.Offset(p) }
 	var edits []edit
@@ -59,7 +49,7 @@ func guardGoroutines(fset *token.FileSet, f *ast.File, src []byte) ([]byte, bool
 		switch fun := call.Fun.(type) {
 		case *ast.FuncLit:
 			at := off(fun.Body.Lbrace) + 1
-			edits = append(edits, edit{at, at, " defer func() { " + guardName + ".Recovered(recover()) }();"})
+			edits = append(edits, edit{at, at, " defer func() { " + guardName + ".Recovered(recover()) }();", editStmt})
 			return true
 		case *ast.Ident:
 			if builtins[fun.Name] && !declared(f, fun.Name) {
@@ -75,27 +65,12 @@ func guardGoroutines(fset *token.FileSet, f *ast.File, src []byte) ([]byte, bool
 			sep = ", "
 		}
 		edits = append(edits,
-			edit{off(g.Go), off(g.Go) + len("go"), ""},
-			edit{off(call.Fun.Pos()), off(call.Fun.Pos()), guardName + ".Go("},
-			edit{lp, lp + 1, sep})
+			edit{off(g.Go), off(g.Go) + len("go"), "", editStmt},
+			edit{off(call.Fun.Pos()), off(call.Fun.Pos()), guardName + ".Go(", editOpen},
+			edit{lp, lp + 1, sep, editClose})
 		return true
 	})
-	if len(edits) == 0 {
-		return src, false
-	}
-	// The import goes on the package clause's line: package main; import ...
-	name := off(f.Name.End())
-	edits = append(edits, edit{name, name, "; import " + guardName + " " + fmt.Sprintf("%q", guardPath)})
-	sort.SliceStable(edits, func(i, j int) bool { return edits[i].off < edits[j].off })
-	var b bytes.Buffer
-	last := 0
-	for _, e := range edits {
-		b.Write(src[last:e.off])
-		b.WriteString(e.text)
-		last = e.end
-	}
-	b.Write(src[last:])
-	return b.Bytes(), true
+	return edits
 }
 
 // builtins are the predeclared funcs a go statement may call; they cannot
@@ -106,10 +81,11 @@ var builtins = map[string]bool{
 	"panic": true, "print": true, "println": true, "real": true, "recover": true,
 }
 
-// guardSymbols returns the package the rewritten go statements of one
-// interpreter call; report receives what a goroutine panicked with and
-// its stack.
-func guardSymbols(report func(value any, stack []byte)) Exports {
+// rtSymbols returns the package that the rewritten code of the file at
+// path calls: the goroutine guard (report receives what a goroutine
+// panicked with, a *Trace once it crossed an interpreted frame, and its
+// stack) and the frames of panic traces (trace.go).
+func rtSymbols(path string, report func(value any, stack []byte)) Exports {
 	recovered := func(p any) {
 		if p != nil {
 			report(p, debug.Stack())
@@ -124,6 +100,9 @@ func guardSymbols(report func(value any, stack []byte)) Exports {
 	return Exports{guardPath + "/rt": {
 		"Recovered": reflect.ValueOf(recovered),
 		"Go":        reflect.ValueOf(goCall),
+		"Frame":     reflect.ValueOf(frameFunc(path)),
+		"GoFrame":   reflect.ValueOf(goFrameFunc(path, recovered)),
+		"Unwrap":    reflect.ValueOf(unwrapValue),
 	}}
 }
 

@@ -1,0 +1,119 @@
+package interp
+
+import (
+	"bytes"
+	"fmt"
+	"go/ast"
+	"go/token"
+	"sort"
+)
+
+// Before a file is evaluated, its source is rewritten: go statements are
+// guarded (goguard.go) and functions report their frames to a panic
+// (tracerw.go). Every edit stays on one line, so line numbers hold; the
+// columns that follow an edit on its line move, and a colMap moves them
+// back for the positions of compile errors.
+
+// edit replaces src[off:end] with text.
+type edit struct {
+	off, end int
+	text     string
+	kind     editKind
+}
+
+// editKind orders the edits at one offset: what closes an expression
+// ending there, then statements, then what opens an expression starting
+// there.
+type editKind int
+
+const (
+	editClose editKind = iota
+	editStmt
+	editOpen
+)
+
+// rewrite returns src with the edits of both rewrites applied and the map
+// from the result's columns back to src's, or src and nil when there is
+// nothing to change.
+func rewrite(fset *token.FileSet, f *ast.File, src []byte) ([]byte, *colMap) {
+	edits := append(goEdits(fset, f), traceEdits(fset, f)...)
+	if len(edits) == 0 {
+		return src, nil
+	}
+	// The import goes on the package clause's line: package main; import ...
+	tf := fset.File(f.Package)
+	name := tf.Offset(f.Name.End())
+	edits = append(edits, edit{name, name, "; import " + guardName + " " + fmt.Sprintf("%q", guardPath), editStmt})
+	// Stable: edits of one kind at one offset keep their order (a
+	// goroutine's guard before its function's trace, a function's trace
+	// before its first line).
+	sort.SliceStable(edits, func(i, j int) bool {
+		a, b := edits[i], edits[j]
+		return a.off < b.off || a.off == b.off && a.kind < b.kind
+	})
+	var b bytes.Buffer
+	last := 0
+	for _, e := range edits {
+		b.Write(src[last:e.off])
+		b.WriteString(e.text)
+		last = e.end
+	}
+	b.Write(src[last:])
+	return b.Bytes(), &colMap{src: src, edits: edits}
+}
+
+// colMap maps a column of the rewritten source back to the source as
+// written.
+type colMap struct {
+	src   []byte
+	edits []edit // sorted by offset
+}
+
+// col returns the column in the source as written of column col of line
+// line of the rewritten source; a column inside inserted text maps to
+// where the text was inserted.
+func (m *colMap) col(line, col int) int {
+	if m == nil || line < 1 || col < 1 {
+		return col
+	}
+	start, end := lineBounds(m.src, line)
+	if start < 0 {
+		return col
+	}
+	delta := 0 // how much further right the rewritten text is at this point
+	for _, e := range m.edits {
+		if e.off < start {
+			continue
+		}
+		if e.off > end {
+			break
+		}
+		at := e.off - start + 1 + delta // the edit's column in the rewritten line
+		if col < at {
+			break
+		}
+		if col < at+len(e.text) {
+			return e.off - start + 1
+		}
+		delta += len(e.text) - (e.end - e.off)
+	}
+	return col - delta
+}
+
+// lineBounds returns the offsets of the first byte and of the newline (or
+// the end) of line n of src, or -1, -1.
+func lineBounds(src []byte, n int) (int, int) {
+	start := 0
+	for i := 1; i < n; i++ {
+		j := bytes.IndexByte(src[start:], '\n')
+		if j < 0 {
+			return -1, -1
+		}
+		start += j + 1
+	}
+	end := bytes.IndexByte(src[start:], '\n')
+	if end < 0 {
+		return start, len(src)
+	}
+	return start, start + end
+}
