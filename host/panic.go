@@ -86,7 +86,7 @@ type devDetail struct {
 }
 
 type devFrame struct {
-	Where string
+	Where string     // "file:line func"; empty when the title says it
 	Src   *devSource // nil for a compiled frame
 }
 
@@ -125,7 +125,7 @@ func (a *App) devTemplateError(e *Error, err error) bool {
 	title := where + ": " + msg[m[1]:]
 	e.Hint = title
 	e.Fields["template"] = where
-	e.dev = &devDetail{Title: title, Frames: []devFrame{{Where: where, Src: a.devLines(a.dirs.template, path, line, col)}}}
+	e.dev = &devDetail{Title: title, Frames: []devFrame{{Src: a.devLines(a.dirs.template, path, line, col)}}}
 	return true
 }
 
