@@ -37,13 +37,16 @@ type Options struct {
 	// Symbols are the packages, besides the standard library, that
 	// interpreted files may import.
 	Symbols []Exports
-	// Stdout and Stderr receive what interpreted code prints, and the
-	// interpreter's own panic reports. They default to io.Discard.
+	// Stdout and Stderr receive what interpreted code prints (Yaegi's own
+	// per-frame panic lines, whose positions are wrong, are left out: a
+	// panic carries its trace instead, trace.go). They default to
+	// io.Discard.
 	Stdout, Stderr io.Writer
 	// GoPanic receives what a goroutine started by interpreted code
 	// panicked with, and its stack: such a panic is recovered (see
-	// goguard.go) instead of ending the process. By default it is written
-	// to Stderr.
+	// goguard.go) instead of ending the process. A panic that crossed an
+	// interpreted frame arrives as a *Trace (Recovered splits it). By
+	// default it is written to Stderr.
 	GoPanic func(value any, stack []byte)
 	// InitTimeout bounds the file's package-level initialization (var
 	// initializers and init funcs run while it compiles): an endless loop
@@ -279,8 +282,8 @@ func describePanic(r any) (s string) {
 }
 
 // DescribePanic turns a recovered value into a one-line message. Values from
-// interpreted code can be odd (reflect.Value, runtime errors); this never
-// panics itself.
+// interpreted code can be odd (reflect.Value, runtime errors, a *Trace,
+// which is described by its value); this never panics itself.
 func DescribePanic(r any) string { return describePanic(r) }
 
 func hintFor(r any) string {

@@ -19,7 +19,7 @@ import (
 // statement it is running in a local variable and to add its frame, with
 // that line, to a panic that passes through it:
 //
-//	func boom() {            func boom() { var __zealgo_l int; defer func() { __zealgo_rt.Frame(recover(), __zealgo_l, "boom") }(); __zealgo_l = 2;
+//	func boom() {            func boom() { var __zealgo_l int; defer func() { if r := recover(); r != nil { __zealgo_rt.Frame(r, __zealgo_l, "boom") } }(); __zealgo_l = 2;
 //		x := f()                 x := f(); __zealgo_l = 3
 //		return x * 2             return x * 2
 //	}                        }
