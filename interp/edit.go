@@ -49,7 +49,13 @@ func rewrite(fset *token.FileSet, f *ast.File, src []byte) ([]byte, *colMap) {
 	// before its first line).
 	sort.SliceStable(edits, func(i, j int) bool {
 		a, b := edits[i], edits[j]
-		return a.off < b.off || a.off == b.off && a.kind < b.kind
+		if a.off != b.off {
+			return a.off < b.off
+		}
+		if a.kind != b.kind {
+			return a.kind < b.kind
+		}
+		return a.end == a.off && b.end > b.off // an insertion before a replacement
 	})
 	var b bytes.Buffer
 	last := 0

@@ -12,17 +12,21 @@ import (
 // evaluated, each go statement is rewritten so that a panic in the
 // goroutine is recovered and reported (Options.GoPanic) instead:
 //
-//	go func(x int) { ... }(v)  ->  go func(x int) { defer func() { __zealgo_rt.Recovered(recover()) }(); ... }(v)
-//	go f(a, b)                 ->  __zealgo_rt.Go(f, a, b)
+//	go f(a, b)                  ->  __zealgo_rt.Go(f, a, b)
+//	go func(x int) { ... }(v)   ->  __zealgo_rt.Go(func(x int) { ... }, v)
+//	go func(xs ...int) { ... }(ys...)
+//	    ->  go func(xs ...int) { defer func() { __zealgo_rt.Recovered(recover()) }(); ... }(ys...)
 //
-// The first form keeps everything as written. In the second, the arguments
-// are evaluated where the go statement stood, as Go requires, and the
-// compiled Go starts the goroutine that calls f with them inside a
-// recover. (It is a plain call, not "go __zealgo_rt.Go(...)": Yaegi hands a
-// compiled func started with go references to loop variables, not their
-// values at the statement.) Each rewrite stays on the line it replaces,
-// so that line numbers in errors hold (edit.go maps the columns back). A go statement calling a builtin, or spreading a slice into a
-// variadic call (f(xs...)), is left as written.
+// The arguments are evaluated where the go statement stood, as Go
+// requires, and the compiled Go starts the goroutine that calls f with
+// them inside a recover. (It is a plain call, not "go __zealgo_rt.Go(...)":
+// Yaegi hands a compiled func started with go references to loop
+// variables, not their values at the statement.) A func literal that
+// spreads a slice into its call keeps its go statement and gets the
+// deferred recover instead. Each rewrite stays on the line it replaces,
+// so that line numbers in errors hold (edit.go maps the columns back). A
+// go statement calling a builtin, or any other func spreading a slice
+// into a variadic call (f(xs...)), is left as written.
 
 // guardPath is the import path of the per-interpreter package the
 // rewritten statements call; guardName is the name they import it as.
@@ -48,9 +52,11 @@ func goEdits(fset *token.FileSet, f *ast.File) []edit {
 		call := g.Call
 		switch fun := call.Fun.(type) {
 		case *ast.FuncLit:
-			at := off(fun.Body.Lbrace) + 1
-			edits = append(edits, edit{at, at, " defer func() { " + guardName + ".Recovered(recover()) }();", editStmt})
-			return true
+			if call.Ellipsis.IsValid() {
+				at := off(fun.Body.Lbrace) + 1
+				edits = append(edits, edit{at, at, " defer func() { " + guardName + ".Recovered(recover()) }();", editStmt})
+				return true
+			}
 		case *ast.Ident:
 			if builtins[fun.Name] && !declared(f, fun.Name) {
 				return true

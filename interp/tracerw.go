@@ -55,7 +55,7 @@ func traceEdits(fset *token.FileSet, f *ast.File) []edit {
 	ast.Inspect(f, func(n ast.Node) bool {
 		switch x := n.(type) {
 		case *ast.GoStmt:
-			if lit, ok := x.Call.Fun.(*ast.FuncLit); ok {
+			if lit, ok := x.Call.Fun.(*ast.FuncLit); ok && x.Call.Ellipsis.IsValid() {
 				t.goLits[lit] = true
 			}
 		case *ast.DeferStmt:
@@ -83,7 +83,7 @@ type tracer struct {
 	fset      *token.FileSet
 	off       func(token.Pos) int
 	names     map[ast.Node]string
-	goLits    map[*ast.FuncLit]bool // started by a go statement
+	goLits    map[*ast.FuncLit]bool // started by a go statement left as written (goguard.go)
 	deferLits map[*ast.FuncLit]bool // deferred as written
 	safe      map[string]bool       // the builtins that cannot panic, unless the file declares the name
 	edits     []edit
@@ -106,9 +106,10 @@ func (t *tracer) visitOutside(n ast.Node) bool {
 }
 
 // frameCall returns the call that adds the frame of lit to a panic: Frame,
-// which panics again, or, for a goroutine's func, GoFrame, which reports
-// the panic as the goroutine guard does (a panic out of a deferred call
-// would skip the guard's own deferred call in Yaegi).
+// which panics again, or, for the func of a go statement left as written,
+// GoFrame, which reports the panic as the goroutine guard does (a panic
+// out of a deferred call would skip the guard's own deferred call in
+// Yaegi).
 func (t *tracer) frameCall(lit *ast.FuncLit) string {
 	if t.goLits[lit] {
 		return goFrame
@@ -219,10 +220,11 @@ var safeBuiltins = map[string]bool{"len": true, "cap": true, "append": true, "ne
 // stored) would hang at its end. The frame of the added func is never
 // locked. (This also mends Yaegi's deadlock on "c := func() {...}; defer
 // c()".) A literal deferred as written is left alone: its recover() must
-// see the frame that defers it.
+// see the frame that defers it; so is one a go statement left as written
+// starts.
 func (t *tracer) literal(lit *ast.FuncLit) {
-	if t.deferLits[lit] {
-		return
+	if t.deferLits[lit] || t.goLits[lit] {
+		return // (Yaegi's go statement races on a func made by a call)
 	}
 	typ := types.ExprString(lit.Type)
 	t.insert(lit.Pos(), "func() "+typ+" { return ", editOpen)
