@@ -28,9 +28,10 @@ type panicInfo struct {
 	frames []interp.Frame
 }
 
-// recovered describes p, a value recovered from a panic. A panic that
-// crossed no interpreted frame gets the compiled frames of the stack that
-// panicked, skip frames above the caller left out.
+// recovered describes p, a value recovered from a panic; call it from the
+// deferred func that recovered p. A panic that crossed no interpreted
+// frame (a fault of compiled code) gets the compiled frames of the stack
+// that panicked.
 func recovered(p any) *panicInfo {
 	v, frames := interp.Recovered(p)
 	if frames == nil {

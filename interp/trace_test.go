@@ -329,3 +329,28 @@ var bad = func() any {
 		t.Errorf("frames %s", got)
 	}
 }
+
+func panicsHere() {
+	var m map[int]int
+	m[1] = 1
+}
+
+// TestPanicFrames: the frames of a panic of compiled code start where it
+// panicked, without the runtime's.
+func TestPanicFrames(t *testing.T) {
+	var frames []interp.Frame
+	func() {
+		defer func() {
+			recover()
+			frames = interp.PanicFrames(0)
+		}()
+		panicsHere()
+	}()
+	if len(frames) < 2 || frames[0].Func != "interp_test.panicsHere" || !frames[0].Compiled ||
+		!strings.HasPrefix(frames[1].Func, "interp_test.TestPanicFrames") {
+		t.Fatalf("frames %v", interp.FormatFrames(frames))
+	}
+	if !strings.HasSuffix(frames[0].File, "interp/trace_test.go") {
+		t.Errorf("file %s", frames[0].File)
+	}
+}
