@@ -331,8 +331,8 @@ var bad = func() any {
 }
 
 func panicsHere() {
-	var m map[int]int
-	m[1] = 1
+	var xs []int
+	_ = xs[len(xs)+1]
 }
 
 // TestPanicFrames: the frames of a panic of compiled code start where it
