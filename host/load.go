@@ -100,7 +100,12 @@ func (a *App) compile(dir, path string) (*interp.Program, string, error) {
 	out := &logWriter{log: a.log, file: rel}
 	prog, err := interp.CompileSource(rel, src, interp.Options{Symbols: a.symbols, Module: a.dirs.module, Stdout: out, Stderr: out,
 		GoPanic: func(v any, stack []byte) {
-			a.log.Error("panic in a goroutine", "file", rel, "panic", interp.DescribePanic(v), "stack", string(stack))
+			v, frames := interp.Recovered(v)
+			var st any = string(stack) // a goroutine of compiled code (go f(x) with f compiled)
+			if frames != nil {
+				st = interp.FormatFrames(frames)
+			}
+			a.log.Error("panic in a goroutine", "file", rel, "panic", interp.DescribePanic(v), "stack", st)
 		},
 		Warn: func(msg string) {
 			if !a.checking {

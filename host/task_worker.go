@@ -12,7 +12,6 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
-	"runtime/debug"
 	"strings"
 
 	"github.com/zealgo/zealgo/internal/taskpool"
@@ -133,9 +132,14 @@ func (a *App) callTask(ctx context.Context, cache *interp.Cache[*taskFunc], c ta
 	}
 	defer func() {
 		if p := recover(); p != nil {
-			desc := interp.DescribePanic(p)
-			a.log.Error("task panic", "id", c.ID, "file", tf.rel, "panic", desc, "stack", string(debug.Stack()))
-			res = fail(taskproto.FailPanic, errors.New("panic: "+desc))
+			pi := recovered(p)
+			attrs := []any{"id", c.ID}
+			if rid := c.Meta["request_id"]; rid != "" {
+				attrs = append(attrs, "request_id", rid)
+			}
+			attrs = append(attrs, "file", tf.rel, "panic", pi.desc, "stack", pi.stack())
+			a.log.Error("task panic", attrs...)
+			res = fail(taskproto.FailPanic, errors.New("panic: "+pi.desc))
 		}
 	}()
 	v, err := tf.call(in)

@@ -38,13 +38,16 @@ type Options struct {
 	// Symbols are the packages, besides the standard library, that
 	// interpreted files may import.
 	Symbols []Exports
-	// Stdout and Stderr receive what interpreted code prints, and the
-	// interpreter's own panic reports. They default to io.Discard.
+	// Stdout and Stderr receive what interpreted code prints (Yaegi's own
+	// per-frame panic lines, whose positions are wrong, are left out: a
+	// panic carries its trace instead, trace.go). They default to
+	// io.Discard.
 	Stdout, Stderr io.Writer
 	// GoPanic receives what a goroutine started by interpreted code
 	// panicked with, and its stack: such a panic is recovered (see
-	// goguard.go) instead of ending the process. By default it is written
-	// to Stderr.
+	// goguard.go) instead of ending the process. A panic that crossed an
+	// interpreted frame arrives as a *Trace (Recovered splits it). By
+	// default it is written to Stderr.
 	GoPanic func(value any, stack []byte)
 	// Module, if set, is the application's own module: the file may
 	// import its packages, which are interpreted from source (see Module).
@@ -154,7 +157,7 @@ func CompileSource(path string, src []byte, opts Options) (prog *Program, err er
 	if stderr == nil {
 		stderr = io.Discard
 	}
-	yopts := yaegi.Options{Stdout: stdout, Stderr: stderr}
+	yopts := yaegi.Options{Stdout: stdout, Stderr: panicLineFilter{stderr}}
 	imports := importPaths(file)
 	if pkgs != nil && len(pkgs.files) > 0 {
 		yopts.GoPath, yopts.SourcecodeFilesystem = ".", pkgs.fsys()
@@ -174,12 +177,10 @@ func CompileSource(path string, src []byte, opts Options) (prog *Program, err er
 			return nil, fmt.Errorf("interp: symbols: %w", err)
 		}
 	}
-	if src, err = rewrite(i, fset, file, src, res, opts, stderr); err != nil {
-		return nil, err
-	}
-	if pkgs != nil && pkgs.guarded { // package files call the guard too
-		if err := i.Use(guardSymbols(goPanicReport(opts, path, stderr))); err != nil {
-			return nil, fmt.Errorf("interp: goroutine guard: %w", err)
+	src, cols, rt := rewrite(fset, file, src, res.Edits, res.UsesRT)
+	if rt || (pkgs != nil && pkgs.guarded) { // package files call the guard too
+		if err := i.Use(rtSymbols(path, goPanicReport(opts, path, stderr))); err != nil {
+			return nil, fmt.Errorf("interp: runtime of the rewritten code: %w", err)
 		}
 	}
 	timeout := opts.InitTimeout
@@ -202,7 +203,7 @@ func CompileSource(path string, src []byte, opts Options) (prog *Program, err er
 				return nil, importedBy(e, path)
 			}
 		}
-		return nil, explain(fromEvalError(path, file, fset, err), res)
+		return nil, explain(fromEvalError(path, file, fset, err, cols), res)
 	}
 	if opts.Warn != nil {
 		for _, d := range res.Diagnostics {
@@ -265,10 +266,13 @@ func fromParseError(path string, err error) error {
 
 var posPrefix = regexp.MustCompile(`^(?:[^:\s]*\.go:)?(\d+):(\d+): (.*)$`)
 
-func fromEvalError(path string, f *ast.File, fset *token.FileSet, err error) error {
+// fromEvalError turns an error of Yaegi's into an *Error positioned in the
+// source as written (cols maps the columns of the rewritten source back).
+func fromEvalError(path string, f *ast.File, fset *token.FileSet, err error, cols *colMap) error {
 	var list scanner.ErrorList
 	if errors.As(err, &list) && len(list) > 0 {
-		return &Error{File: path, Line: list[0].Pos.Line, Col: list[0].Pos.Column, Msg: list[0].Msg}
+		p := list[0].Pos
+		return &Error{File: path, Line: p.Line, Col: cols.col(p.Line, p.Column), Msg: list[0].Msg}
 	}
 	msg := strings.TrimSpace(err.Error())
 	// Yaegi wraps nested errors one per line; the first line is the cause.
@@ -281,6 +285,7 @@ func fromEvalError(path string, f *ast.File, fset *token.FileSet, err error) err
 	}
 	line, _ := strconv.Atoi(m[1])
 	col, _ := strconv.Atoi(m[2])
+	col = cols.col(line, col)
 	e := &Error{File: path, Line: line, Col: col, Msg: m[3]}
 	e.describeSelector(fset, f)
 	return e
@@ -310,6 +315,8 @@ func describePanic(r any) (s string) {
 		}
 	}()
 	switch v := r.(type) {
+	case *Trace:
+		return describePanic(v.Value)
 	case reflect.Value:
 		if v.IsValid() && v.CanInterface() {
 			return fmt.Sprint(v.Interface())
@@ -322,8 +329,8 @@ func describePanic(r any) (s string) {
 }
 
 // DescribePanic turns a recovered value into a one-line message. Values from
-// interpreted code can be odd (reflect.Value, runtime errors); this never
-// panics itself.
+// interpreted code can be odd (reflect.Value, runtime errors, a *Trace,
+// which is described by its value); this never panics itself.
 func DescribePanic(r any) string { return describePanic(r) }
 
 func hintFor(r any) string {

@@ -3,15 +3,12 @@ package interp
 import (
 	"errors"
 	"fmt"
-	"go/ast"
 	"go/parser"
 	"go/token"
 	"io"
 	"reflect"
 	"strings"
 	"sync"
-
-	yaegi "github.com/traefik/yaegi/interp"
 
 	"github.com/zealgo/zealgo/interp/check"
 )
@@ -76,26 +73,6 @@ func Checker(tables []Exports) *check.Checker {
 		checkers.m[key.String()] = c
 	}
 	return c
-}
-
-// rewrite returns src with the goroutine guard's edits and the fixes of
-// package check applied, and gives the interpreter the helpers they call.
-func rewrite(i *yaegi.Interpreter, fset *token.FileSet, f *ast.File, src []byte, res *check.Result, opts Options, stderr io.Writer) ([]byte, error) {
-	edits := goEdits(fset, f)
-	needRT := len(edits) > 0 || res.UsesRT
-	for _, e := range res.Edits {
-		edits = append(edits, edit{e.Off, e.End, e.Text})
-	}
-	if len(edits) == 0 {
-		return src, nil
-	}
-	if needRT {
-		if err := i.Use(guardSymbols(goPanicReport(opts, res.Fset.File(f.Package).Name(), stderr))); err != nil {
-			return nil, fmt.Errorf("interp: run-time helpers: %w", err)
-		}
-		edits = append(edits, importGuard(fset, f))
-	}
-	return applyEdits(src, edits), nil
 }
 
 // explain puts the words of package check on a failure of the

@@ -1,13 +1,10 @@
 package interp
 
 import (
-	"bytes"
-	"fmt"
 	"go/ast"
 	"go/token"
 	"reflect"
 	"runtime/debug"
-	"sort"
 
 	"github.com/zealgo/zealgo/interp/check"
 )
@@ -17,18 +14,21 @@ import (
 // evaluated, each go statement is rewritten so that a panic in the
 // goroutine is recovered and reported (Options.GoPanic) instead:
 //
-//	go func(x int) { ... }(v)  ->  go func(x int) { defer func() { __zealgo_rt.Recovered(recover()) }(); ... }(v)
-//	go f(a, b)                 ->  __zealgo_rt.Go(f, a, b)
+//	go f(a, b)                  ->  __zealgo_rt.Go(f, a, b)
+//	go func(x int) { ... }(v)   ->  __zealgo_rt.Go(func(x int) { ... }, v)
+//	go func(xs ...int) { ... }(ys...)
+//	    ->  go func(xs ...int) { defer func() { __zealgo_rt.Recovered(recover()) }(); ... }(ys...)
 //
-// The first form keeps everything as written. In the second, the arguments
-// are evaluated where the go statement stood, as Go requires, and the
-// compiled Go starts the goroutine that calls f with them inside a
-// recover. (It is a plain call, not "go __zealgo_rt.Go(...)": Yaegi hands a
-// compiled func started with go references to loop variables, not their
-// values at the statement.) Each rewrite stays on the line it replaces,
-// so that line numbers in errors hold (columns after it on that line
-// shift). A go statement calling a builtin, or spreading a slice into a
-// variadic call (f(xs...)), is left as written.
+// The arguments are evaluated where the go statement stood, as Go
+// requires, and the compiled Go starts the goroutine that calls f with
+// them inside a recover. (It is a plain call, not "go __zealgo_rt.Go(...)":
+// Yaegi hands a compiled func started with go references to loop
+// variables, not their values at the statement.) A func literal that
+// spreads a slice into its call keeps its go statement and gets the
+// deferred recover instead. Each rewrite stays on the line it replaces,
+// so that line numbers in errors hold (edit.go maps the columns back). A
+// go statement calling a builtin, or any other func spreading a slice
+// into a variadic call (f(xs...)), is left as written.
 
 // guardPath is the import path of the per-interpreter package the
 // rewritten statements call; guardName is the name they import it as.
@@ -36,12 +36,6 @@ const (
 	guardPath = "github.com/zealgo/zealgo/interp/rt"
 	guardName = check.RT
 )
-
-// edit replaces src[off:end] with text.
-type edit struct {
-	off, end int
-	text     string
-}
 
 // goEdits returns the edits that rewrite every go statement of f to
 // recover its panics.
@@ -60,9 +54,11 @@ func goEdits(fset *token.FileSet, f *ast.File) []edit {
 		call := g.Call
 		switch fun := call.Fun.(type) {
 		case *ast.FuncLit:
-			at := off(fun.Body.Lbrace) + 1
-			edits = append(edits, edit{at, at, " defer func() { " + guardName + ".Recovered(recover()) }();"})
-			return true
+			if call.Ellipsis.IsValid() {
+				at := off(fun.Body.Lbrace) + 1
+				edits = append(edits, edit{at, at, " defer func() { " + guardName + ".Recovered(recover()) }();", editStmt})
+				return true
+			}
 		case *ast.Ident:
 			if builtins[fun.Name] && !declared(f, fun.Name) {
 				return true
@@ -77,49 +73,12 @@ func goEdits(fset *token.FileSet, f *ast.File) []edit {
 			sep = ", "
 		}
 		edits = append(edits,
-			edit{off(g.Go), off(g.Go) + len("go"), ""},
-			edit{off(call.Fun.Pos()), off(call.Fun.Pos()), guardName + ".Go("},
-			edit{lp, lp + 1, sep})
+			edit{off(g.Go), off(g.Go) + len("go"), "", editStmt},
+			edit{off(call.Fun.Pos()), off(call.Fun.Pos()), guardName + ".Go(", editOpen},
+			edit{lp, lp + 1, sep, editClose})
 		return true
 	})
 	return edits
-}
-
-// guardGoroutines returns the source of f, a file of an application
-// package, with its go statements guarded (goEdits) and the guard package
-// imported, and whether it changed anything.
-func guardGoroutines(fset *token.FileSet, f *ast.File, src []byte) ([]byte, bool) {
-	edits := goEdits(fset, f)
-	if len(edits) == 0 {
-		return src, false
-	}
-	return applyEdits(src, append(edits, importGuard(fset, f))), true
-}
-
-// importGuard returns the edit that imports the guard package: on the
-// package clause's line, "package main; import ...", so that no line moves.
-func importGuard(fset *token.FileSet, f *ast.File) edit {
-	at := fset.Position(f.Name.End()).Offset
-	return edit{at, at, "; import " + guardName + " " + fmt.Sprintf("%q", guardPath)}
-}
-
-// applyEdits returns src with edits applied. Edits are sorted by offset
-// (insertions at one offset keep their order); one that overlaps the edit
-// before it is dropped.
-func applyEdits(src []byte, edits []edit) []byte {
-	sort.SliceStable(edits, func(i, j int) bool { return edits[i].off < edits[j].off })
-	var b bytes.Buffer
-	last := 0
-	for _, e := range edits {
-		if e.off < last || e.end > len(src) {
-			continue
-		}
-		b.Write(src[last:e.off])
-		b.WriteString(e.text)
-		last = e.end
-	}
-	b.Write(src[last:])
-	return b.Bytes()
 }
 
 // builtins are the predeclared funcs a go statement may call; they cannot
@@ -130,10 +89,11 @@ var builtins = map[string]bool{
 	"panic": true, "print": true, "println": true, "real": true, "recover": true,
 }
 
-// guardSymbols returns the package the rewritten go statements of one
-// interpreter call; report receives what a goroutine panicked with and
-// its stack.
-func guardSymbols(report func(value any, stack []byte)) Exports {
+// rtSymbols returns the package that the rewritten code of the file at
+// path calls: the goroutine guard (report receives what a goroutine
+// panicked with, a *Trace once it crossed an interpreted frame, and its
+// stack) and the frames of panic traces (trace.go).
+func rtSymbols(path string, report func(value any, stack []byte)) Exports {
 	recovered := func(p any) {
 		if p != nil {
 			report(p, debug.Stack())
@@ -148,6 +108,9 @@ func guardSymbols(report func(value any, stack []byte)) Exports {
 	syms := map[string]reflect.Value{
 		"Recovered": reflect.ValueOf(recovered),
 		"Go":        reflect.ValueOf(goCall),
+		"Frame":     reflect.ValueOf(frameFunc(path)),
+		"GoFrame":   reflect.ValueOf(goFrameFunc(path, recovered)),
+		"Plain":     reflect.ValueOf(unwrapValue),
 	}
 	for k, v := range fixSymbols {
 		syms[k] = v
