@@ -42,8 +42,11 @@ type Options struct {
 	Stdout, Stderr io.Writer
 	// GoPanic receives what a goroutine started by interpreted code
 	// panicked with, and its stack: such a panic is recovered (see
-	// goguard.go) instead of ending the process. By default it is written
-	// to Stderr.
+	// goguard.go) instead of ending the process. The same holds for a
+	// func that interpreted code hands to compiled code which calls it on
+	// a goroutine of its own: time.AfterFunc, context.AfterFunc,
+	// sync.WaitGroup.Go (see callbacks.go). By default it is written to
+	// Stderr.
 	GoPanic func(value any, stack []byte)
 	// InitTimeout bounds the file's package-level initialization (var
 	// initializers and init funcs run while it compiles): an endless loop
@@ -148,8 +151,18 @@ func CompileSource(path string, src []byte, opts Options) (prog *Program, err er
 			prog, err = nil, &Error{File: path, Msg: "interpreter panic: " + describePanic(r) + hintFor(r)}
 		}
 	}()
-	if err := i.Use(stdlibFor(file)); err != nil {
+	report := opts.GoPanic
+	if report == nil {
+		report = func(v any, stack []byte) {
+			fmt.Fprintf(stderr, "%s: panic in a goroutine: %s\n%s", path, describePanic(v), stack)
+		}
+	}
+	std := stdlibFor(file)
+	if err := i.Use(std); err != nil {
 		return nil, fmt.Errorf("interp: standard library symbols: %w", err)
+	}
+	if err := i.Use(guardCallbacks(std, report)); err != nil {
+		return nil, fmt.Errorf("interp: callback guard: %w", err)
 	}
 	for _, s := range opts.Symbols {
 		if err := i.Use(s); err != nil {
@@ -157,12 +170,6 @@ func CompileSource(path string, src []byte, opts Options) (prog *Program, err er
 		}
 	}
 	if guarded, ok := guardGoroutines(fset, file, src); ok {
-		report := opts.GoPanic
-		if report == nil {
-			report = func(v any, stack []byte) {
-				fmt.Fprintf(stderr, "%s: panic in a goroutine: %s\n%s", path, describePanic(v), stack)
-			}
-		}
 		if err := i.Use(guardSymbols(report)); err != nil {
 			return nil, fmt.Errorf("interp: goroutine guard: %w", err)
 		}

@@ -17,6 +17,7 @@ import (
 //
 //	go func(x int) { ... }(v)  ->  go func(x int) { defer func() { __zealgo_rt.Recovered(recover()) }(); ... }(v)
 //	go f(a, b)                 ->  __zealgo_rt.Go(f, a, b)
+//	wg.Go(func() { ... })      ->  wg.Go(func() { defer func() { __zealgo_rt.Recovered(recover()) }(); ... })
 //
 // The first form keeps everything as written. In the second, the arguments
 // are evaluated where the go statement stood, as Go requires, and the
@@ -41,8 +42,9 @@ type edit struct {
 	text     string
 }
 
-// guardGoroutines returns src with every go statement of f rewritten to
-// recover its panics, and whether it changed anything.
+// guardGoroutines returns src with every go statement of f, and every
+// func literal given to one of guardedMethods, rewritten to recover its
+// panics, and whether it changed anything.
 func guardGoroutines(fset *token.FileSet, f *ast.File, src []byte) ([]byte, bool) {
 	tf := fset.File(f.Package)
 	if tf == nil {
@@ -51,6 +53,11 @@ func guardGoroutines(fset *token.FileSet, f *ast.File, src []byte) ([]byte, bool
 	off := func(p token.Pos) int { return tf.Offset(p) }
 	var edits []edit
 	ast.Inspect(f, func(n ast.Node) bool {
+		if lit := guardedMethodArg(n); lit != nil {
+			at := off(lit.Body.Lbrace) + 1
+			edits = append(edits, edit{at, at, " defer func() { " + guardName + ".Recovered(recover()) }();"})
+			return true
+		}
 		g, ok := n.(*ast.GoStmt)
 		if !ok {
 			return true
@@ -96,6 +103,34 @@ func guardGoroutines(fset *token.FileSet, f *ast.File, src []byte) ([]byte, bool
 	}
 	b.Write(src[last:])
 	return b.Bytes(), true
+}
+
+// guardedMethods are the methods of compiled types that run the func they
+// are given on a goroutine of their own: sync.WaitGroup.Go and
+// http.Server.RegisterOnShutdown. Methods cannot be replaced in the symbol
+// table as functions are (callbacks.go), so a call x.Go(func() { ... })
+// gets the same recover as a go statement's func literal. The method's
+// type is not known here: a method of the file's own named Go that runs
+// its func() argument at once would also have a panic in it recovered
+// and reported instead of passed on to its caller.
+var guardedMethods = map[string]bool{"Go": true, "RegisterOnShutdown": true}
+
+// guardedMethodArg returns the func literal of n when n is a call of one of
+// guardedMethods with a single func() literal as its argument, else nil.
+func guardedMethodArg(n ast.Node) *ast.FuncLit {
+	call, ok := n.(*ast.CallExpr)
+	if !ok || len(call.Args) != 1 {
+		return nil
+	}
+	sel, ok := call.Fun.(*ast.SelectorExpr)
+	if !ok || !guardedMethods[sel.Sel.Name] {
+		return nil
+	}
+	lit, ok := call.Args[0].(*ast.FuncLit)
+	if !ok || lit.Type.Params.NumFields() != 0 || lit.Type.Results.NumFields() != 0 {
+		return nil
+	}
+	return lit
 }
 
 // builtins are the predeclared funcs a go statement may call; they cannot
