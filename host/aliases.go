@@ -202,7 +202,8 @@ func aliasGzip(args ...string) func(http.Handler) http.Handler {
 // aliasTimeout is the standard library's http.TimeoutHandler: the
 // handler's response is held until it returns (streaming is not flushed
 // early), and after the duration the client gets 503 with the JSON
-// envelope. The request's context is done at the same moment.
+// envelope. The request's context is done at the same moment; a handler
+// that runs on is reported late as the execution limit's are (exectime.go).
 func aliasTimeout(args ...string) func(http.Handler) http.Handler {
 	wantArgs("timeout", args, 1, 1)
 	d, err := time.ParseDuration(args[0])
@@ -211,7 +212,7 @@ func aliasTimeout(args ...string) func(http.Handler) http.Handler {
 	}
 	body := fmt.Sprintf(`{"error":"service_unavailable","hint":"the handler did not answer within %s"}`, d)
 	return func(next http.Handler) http.Handler {
-		th := http.TimeoutHandler(next, d, body)
+		th := http.TimeoutHandler(lateWatched(next, d), d, body)
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			th.ServeHTTP(&timeoutJSON{ResponseWriter: w}, r)
 		})

@@ -40,6 +40,8 @@ type App struct {
 	lifecycle    lifecycle // OnStart and OnStop hooks
 	provided     map[reflect.Type]reflect.Value
 
+	sup superviseState // crash isolation (supervise.go)
+
 	initOnce sync.Once
 	initErr  error
 	started  bool

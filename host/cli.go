@@ -41,6 +41,18 @@ import (
 //	--task-workers N      number of task worker processes (default 0)
 //	--task-coroutine=BOOL run each task in its own goroutine (default true)
 //	--dev                 development mode
+//	--max-execution-time D  answer 503 to a request not answered within D
+//	                      (default 30s; 0: no limit), and replace the
+//	                      process when its handler runs on
+//	--memory-limit SIZE   memory bound of the supervised process (default
+//	                      4G; 0: none)
+//	--supervise=BOOL      run the application in a child process under a
+//	                      supervisor that holds the socket and restarts it
+//	                      at once when it dies (default true; false serves
+//	                      in this process, for debugging)
+//
+// Main supervises serve; App.Run, Handler and Serve, called by Go code,
+// serve in-process.
 //
 // The environment variables ZEALGO_SESSION_SECRET (SessionSecretEnv),
 // ZEALGO_SESSION_REDIS (SessionRedisEnv) and ZEALGO_BASIC_AUTH
@@ -49,6 +61,7 @@ import (
 // environment.
 func Main(app *App) {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	app.sup.fromMain = true // serve supervises (supervise.go)
 	code := app.Run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)
@@ -127,6 +140,7 @@ func (a *App) cmdServe(ctx context.Context, args []string, stdout, stderr io.Wri
 	fs.IntVar(&a.cfg.TaskWorkerNum, "task-workers", a.cfg.TaskWorkerNum, "number of task worker processes")
 	fs.BoolVar(&a.cfg.TaskEnableCoroutine, "task-coroutine", a.cfg.TaskEnableCoroutine, "run each task in its own goroutine")
 	fs.BoolVar(&a.cfg.Dev, "dev", a.cfg.Dev, "development mode: show compile errors with source in pages")
+	a.superviseFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -148,13 +162,7 @@ func (a *App) cmdServe(ctx context.Context, args []string, stdout, stderr io.Wri
 		}
 		a.cfg.Logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
 	}
-	a.Logger().Info("zealgo serving", "addr", a.cfg.Addr, "root", a.cfg.Root)
-	if err := a.ListenAndServe(ctx); err != nil {
-		fmt.Fprintln(stderr, err)
-		return 1
-	}
-	a.Logger().Info("zealgo stopped")
-	return 0
+	return a.serveCommand(ctx, args, stdout, stderr)
 }
 
 func (a *App) cmdCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int {

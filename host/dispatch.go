@@ -73,10 +73,11 @@ func (a *App) newEcho() *echo.Echo {
 	return e
 }
 
-// newRoot builds the application's handler: the outermost layer, then the
-// global middleware, each instantiated once here, then the Echo router.
+// newRoot builds the application's handler: the execution limit
+// (exectime.go), the outermost layer, then the global middleware, each
+// instantiated once here, then the Echo router.
 func (a *App) newRoot() http.Handler {
-	return a.outermost(chain(a.echo, a.global))
+	return a.execLimit(a.outermost(chain(a.echo, a.global)))
 }
 
 // outermost gives the request its id and state, and turns a panic anywhere

@@ -1,0 +1,262 @@
+package host
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// The execution limit (Config.MaxExecutionTime, serve --max-execution-time,
+// default 30s like PHP's max_execution_time). A request whose response has
+// not started within the limit gets 503 service_unavailable (the JSON
+// envelope under /api/ and for clients that prefer JSON, an error page
+// otherwise), and its context is done. A response that has started (a
+// stream, a hijacked connection) is not cut: the limit bounds the time to
+// the first byte.
+//
+// Go cannot stop a goroutine: a handler that never looks at its context
+// (a loop) runs on and keeps a CPU busy. One still running lateGrace after
+// its limit is late: in a process under the supervisor of `zealgo serve`,
+// the process then asks for a successor, which takes over the socket
+// while this one drains its other requests and exits, as PHP-FPM's
+// request_terminate_timeout ends a worker; served in-process, it is
+// logged. The timeout middleware alias reports its late handlers the same
+// way (lateWatched).
+
+// codeServiceUnavailable is the error code of a request past its limit.
+const codeServiceUnavailable = "service_unavailable"
+
+// execLimit bounds next by Config.MaxExecutionTime: next runs in a
+// goroutine of its own, which the request leaves behind when the limit
+// passes before the response starts.
+func (a *App) execLimit(next http.Handler) http.Handler {
+	limit := a.cfg.MaxExecutionTime
+	if limit <= 0 {
+		return next
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ctx, cancel := context.WithCancel(r.Context())
+		defer cancel()
+		lw := &limitWriter{w: w, h: make(http.Header)}
+		watch := a.watchLate(r, limit)
+		done := make(chan any, 1) // what the handler panicked with, or nil
+		inner := r.WithContext(ctx)
+		go func() {
+			defer func() {
+				p := recover()
+				watch.end()
+				done <- p
+			}()
+			next.ServeHTTP(lw, inner)
+		}()
+		timer := time.NewTimer(limit)
+		defer timer.Stop()
+		select {
+		case p := <-done:
+			lw.finish(p)
+			return
+		case <-timer.C:
+		}
+		if !lw.expire() { // the response has started: it runs to its end
+			watch.end()
+			lw.finish(<-done)
+			return
+		}
+		cancel()
+		a.log.Warn("request past the execution time limit: 503", "method", r.Method, "path", r.URL.Path, "limit", limit)
+		a.writeTimeout(w, r, limit)
+	})
+}
+
+// writeTimeout answers a request past its limit with 503, through the
+// outermost layer (a request id, the error page for pages).
+func (a *App) writeTimeout(w http.ResponseWriter, r *http.Request, limit time.Duration) {
+	e := errorf(http.StatusServiceUnavailable, codeServiceUnavailable, "the handler did not answer within %s", limit)
+	a.outermost(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if isAPIPath(r.URL.Path) {
+			writeError(w, e)
+			return
+		}
+		a.writePublicError(w, r, e, nil)
+	})).ServeHTTP(w, r)
+}
+
+// limitWriter is the response writer of a handler under the execution
+// limit. Until the response starts, the header is its own; once the limit
+// has passed (expired), the handler's writes are dropped with
+// http.ErrHandlerTimeout, since the request has been answered and the
+// connection may already serve the next one.
+type limitWriter struct {
+	w http.ResponseWriter
+	h http.Header
+
+	mu      sync.Mutex
+	started bool // the header went out (or the connection was hijacked)
+	expired bool // the 503 went out instead
+}
+
+func (lw *limitWriter) Header() http.Header { return lw.h }
+
+// begin starts the response, sending the header map the handler has
+// built, unless the limit has passed; once started, the response belongs
+// to the handler alone.
+func (lw *limitWriter) begin() bool {
+	lw.mu.Lock()
+	defer lw.mu.Unlock()
+	if lw.expired {
+		return false
+	}
+	if !lw.started {
+		lw.copyHeader()
+		lw.started = true
+	}
+	return true
+}
+
+func (lw *limitWriter) copyHeader() {
+	dst := lw.w.Header()
+	for k, v := range lw.h {
+		dst[k] = v
+	}
+}
+
+func (lw *limitWriter) WriteHeader(code int) {
+	if code >= 100 && code < 200 && code != http.StatusSwitchingProtocols {
+		lw.mu.Lock() // informational: the response has not started
+		defer lw.mu.Unlock()
+		if !lw.expired {
+			lw.copyHeader()
+			lw.w.WriteHeader(code)
+		}
+		return
+	}
+	if lw.begin() {
+		lw.w.WriteHeader(code)
+	}
+}
+
+func (lw *limitWriter) Write(b []byte) (int, error) {
+	if !lw.begin() {
+		return 0, http.ErrHandlerTimeout
+	}
+	return lw.w.Write(b)
+}
+
+// FlushError flushes the response, starting it; http.ResponseController
+// and Echo's Response.Flush call it.
+func (lw *limitWriter) FlushError() error {
+	if !lw.begin() {
+		return http.ErrHandlerTimeout
+	}
+	return http.NewResponseController(lw.w).Flush()
+}
+
+func (lw *limitWriter) Flush() { _ = lw.FlushError() }
+
+// Hijack hands the connection over; the limit no longer applies to it.
+func (lw *limitWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	if !lw.begin() {
+		return nil, nil, http.ErrHandlerTimeout
+	}
+	return http.NewResponseController(lw.w).Hijack()
+}
+
+// Unwrap lets http.ResponseController reach the connection's deadlines.
+func (lw *limitWriter) Unwrap() http.ResponseWriter { return lw.w }
+
+// expire marks the response answered by the limit, unless it has started.
+func (lw *limitWriter) expire() bool {
+	lw.mu.Lock()
+	defer lw.mu.Unlock()
+	if lw.started {
+		return false
+	}
+	lw.expired = true
+	return true
+}
+
+// finish ends a handler that returned in time (its goroutine is done):
+// the header it set goes out (a response never written, trailers), and a
+// panic passes on to this goroutine as if the handler had run here.
+func (lw *limitWriter) finish(p any) {
+	lw.copyHeader()
+	if p != nil {
+		panic(p)
+	}
+}
+
+// lateGrace is how long a handler may run on past its limit, its context
+// done, before it counts as late: a quarter of the limit, between 50ms and
+// 1s.
+func lateGrace(limit time.Duration) time.Duration {
+	return min(max(limit/4, 50*time.Millisecond), time.Second)
+}
+
+// lateWatch reports a handler that runs lateGrace past its limit.
+type lateWatch struct {
+	a     *App
+	state atomic.Int32 // watching, late or ended
+	timer *time.Timer
+}
+
+const (
+	watching int32 = iota
+	late
+	ended
+)
+
+// watchLate starts watching the handler of r, which should return within
+// limit; end stops the watch when it returns.
+func (a *App) watchLate(r *http.Request, limit time.Duration) *lateWatch {
+	lw := &lateWatch{a: a}
+	method, path := r.Method, r.URL.Path
+	lw.timer = time.AfterFunc(limit+lateGrace(limit), func() {
+		if lw.state.CompareAndSwap(watching, late) {
+			a.handlerLate(method, path, limit)
+		}
+	})
+	return lw
+}
+
+// end: the handler returned (or its response started, which the limit
+// does not cut). Calls after the first do nothing.
+func (lw *lateWatch) end() {
+	if lw.state.CompareAndSwap(watching, ended) {
+		lw.timer.Stop()
+		return
+	}
+	if lw.state.CompareAndSwap(late, ended) {
+		n := lw.a.sup.late.Add(-1)
+		lw.a.log.Warn("a late handler returned", "late_handlers", n)
+	}
+}
+
+// lateWatched runs next, under the timeout alias's http.TimeoutHandler,
+// with its late handlers reported as the execution limit's are.
+func lateWatched(next http.Handler, d time.Duration) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if st := stateOf(r); st != nil {
+			defer st.app.watchLate(r, d).end()
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// handlerLate reports a handler running past its limit: a supervised
+// process asks for its successor (supervise.go); otherwise it is logged.
+func (a *App) handlerLate(method, path string, limit time.Duration) {
+	n := a.sup.late.Add(1)
+	if c := a.sup.child; c != nil {
+		a.log.Error("a handler runs past its time limit: this process asks for a successor, then drains and stops",
+			"method", method, "path", path, "limit", limit, "late_handlers", n)
+		c.Replace(fmt.Sprintf("a handler (%s %s) runs past its time limit of %s", method, path, limit))
+		return
+	}
+	a.log.Error("a handler runs past its time limit and keeps running (Go cannot stop it; under the supervisor of zealgo serve the process would be replaced)",
+		"method", method, "path", path, "limit", limit, "late_handlers", n)
+}
