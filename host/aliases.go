@@ -219,11 +219,13 @@ func aliasTimeout(args ...string) func(http.Handler) http.Handler {
 	}
 }
 
-// timeoutJSON labels http.TimeoutHandler's 503 body as JSON.
+// timeoutJSON labels http.TimeoutHandler's 503 body as JSON, and frees a
+// handler blocked reading the body (exectime.go).
 type timeoutJSON struct{ http.ResponseWriter }
 
 func (w *timeoutJSON) WriteHeader(code int) {
 	if code == http.StatusServiceUnavailable && w.Header().Get("Content-Type") == "" {
+		unblockBody(w.ResponseWriter)
 		w.Header().Set("Content-Type", "application/json")
 	}
 	w.ResponseWriter.WriteHeader(code)

@@ -17,7 +17,8 @@ import (
 // envelope under /api/ and for clients that prefer JSON, an error page
 // otherwise), and its context is done. A response that has started (a
 // stream, a hijacked connection) is not cut: the limit bounds the time to
-// the first byte.
+// the first byte. Past the limit the request's body can no longer be read,
+// and its connection closes after the 503.
 //
 // Go cannot stop a goroutine: a handler that never looks at its context
 // (a loop) runs on and keeps a CPU busy. One still running lateGrace after
@@ -42,35 +43,54 @@ func (a *App) execLimit(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx, cancel := context.WithCancel(r.Context())
 		defer cancel()
-		lw := &limitWriter{w: w, h: make(http.Header)}
-		watch := a.watchLate(r, limit)
-		done := make(chan any, 1) // what the handler panicked with, or nil
-		inner := r.WithContext(ctx)
-		go func() {
-			defer func() {
-				p := recover()
-				watch.end()
-				done <- p
-			}()
-			next.ServeHTTP(lw, inner)
-		}()
+		run := &limitRun{lw: limitWriter{w: w, h: make(http.Header)}, done: make(chan any, 1)}
+		go run.serve(next, r.WithContext(ctx))
 		timer := time.NewTimer(limit)
 		defer timer.Stop()
 		select {
-		case p := <-done:
-			lw.finish(p)
+		case p := <-run.done:
+			run.lw.finish(p)
 			return
 		case <-timer.C:
 		}
-		if !lw.expire() { // the response has started: it runs to its end
-			watch.end()
-			lw.finish(<-done)
+		if !run.lw.expire() { // the response has started: it runs to its end
+			run.lw.finish(<-run.done)
 			return
 		}
+		run.late.arm(a, r, limit, lateGrace(limit))
 		cancel()
+		unblockBody(w)
 		a.log.Warn("request past the execution time limit: 503", "method", r.Method, "path", r.URL.Path, "limit", limit)
 		a.writeTimeout(w, r, limit)
 	})
+}
+
+// limitRun is one request under the execution limit, in one allocation.
+type limitRun struct {
+	lw   limitWriter
+	late lateWatch
+	done chan any // what the handler panicked with, or nil, when it returns
+}
+
+// serve runs the handler in its own goroutine.
+func (run *limitRun) serve(next http.Handler, r *http.Request) {
+	defer func() {
+		p := recover()
+		run.late.end()
+		run.done <- p
+	}()
+	next.ServeHTTP(&run.lw, r)
+}
+
+// unblockBody, called before a 503 for a handler still running, makes
+// every read of the request's body fail from now on (a read deadline in
+// the past), so that a handler blocked reading a body that does not come
+// returns instead of running on late (net/http also waits for that read
+// before it sends the 503). The connection, whose reads now fail, closes
+// after the response.
+func unblockBody(w http.ResponseWriter) {
+	_ = http.NewResponseController(w).SetReadDeadline(time.Now())
+	w.Header().Set("Connection", "close")
 }
 
 // writeTimeout answers a request past its limit with 503, through the
@@ -197,42 +217,43 @@ func lateGrace(limit time.Duration) time.Duration {
 	return min(max(limit/4, 50*time.Millisecond), time.Second)
 }
 
-// lateWatch reports a handler that runs lateGrace past its limit.
+// lateWatch reports a handler still running some time after its limit.
+// The zero value watches nothing; arm starts it.
 type lateWatch struct {
 	a     *App
-	state atomic.Int32 // watching, late or ended
-	timer *time.Timer
+	state atomic.Int32 // running, armed, late or ended
 }
 
 const (
-	watching int32 = iota
+	running int32 = iota
+	armed
 	late
 	ended
 )
 
-// watchLate starts watching the handler of r, which should return within
-// limit; end stops the watch when it returns.
-func (a *App) watchLate(r *http.Request, limit time.Duration) *lateWatch {
-	lw := &lateWatch{a: a}
+// arm reports the handler of r late unless it returns within after; its
+// limit was limit. A handler that has returned already is not watched.
+func (w *lateWatch) arm(a *App, r *http.Request, limit, after time.Duration) {
+	w.a = a
+	if !w.state.CompareAndSwap(running, armed) {
+		return
+	}
 	method, path := r.Method, r.URL.Path
-	lw.timer = time.AfterFunc(limit+lateGrace(limit), func() {
-		if lw.state.CompareAndSwap(watching, late) {
+	time.AfterFunc(after, func() {
+		if w.state.CompareAndSwap(armed, late) {
 			a.handlerLate(method, path, limit)
 		}
 	})
-	return lw
 }
 
-// end: the handler returned (or its response started, which the limit
-// does not cut). Calls after the first do nothing.
-func (lw *lateWatch) end() {
-	if lw.state.CompareAndSwap(watching, ended) {
-		lw.timer.Stop()
+// end: the handler returned. Calls after the first do nothing.
+func (w *lateWatch) end() {
+	if w.state.CompareAndSwap(running, ended) || w.state.CompareAndSwap(armed, ended) {
 		return
 	}
-	if lw.state.CompareAndSwap(late, ended) {
-		n := lw.a.sup.late.Add(-1)
-		lw.a.log.Warn("a late handler returned", "late_handlers", n)
+	if w.state.CompareAndSwap(late, ended) {
+		n := w.a.sup.late.Add(-1)
+		w.a.log.Warn("a late handler returned", "late_handlers", n)
 	}
 }
 
@@ -241,7 +262,9 @@ func (lw *lateWatch) end() {
 func lateWatched(next http.Handler, d time.Duration) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if st := stateOf(r); st != nil {
-			defer st.app.watchLate(r, d).end()
+			var watch lateWatch
+			watch.arm(st.app, r, d, d+lateGrace(d))
+			defer watch.end()
 		}
 		next.ServeHTTP(w, r)
 	})

@@ -1,7 +1,11 @@
 package host_test
 
 import (
+	"bufio"
 	"fmt"
+	"io"
+	"net"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -131,4 +135,38 @@ func TestTimeoutAliasLate(t *testing.T) {
 	testutil.WaitFor(t, 10*time.Second, "the late handler to return", func() bool {
 		return strings.Contains(ta.logs.String(), `msg="a late handler returned" late_handlers=0`)
 	})
+}
+
+// TestStalledBodyNotLate: a handler blocked reading a body that never
+// comes gets the 503 at its limit (the execution limit's and the timeout
+// alias's), its read fails at once, and it is not reported late: a client
+// that stalls its body cannot have the process replaced.
+func TestStalledBodyNotLate(t *testing.T) {
+	read := `return map[string]any{"n": len(api.Req.Body())}`
+	ta := newTestApp(t, map[string]string{
+		"api/body.go":    handlerFile("body", read),
+		"api/aliased.go": handlerFile("aliased", read, "timeout:200ms"),
+	}, host.WithMaxExecutionTime(300*time.Millisecond))
+	addr := ta.srv.Listener.Addr().String()
+	for _, path := range []string{"/api/body", "/api/aliased"} {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		fmt.Fprintf(c, "POST %s HTTP/1.1\r\nHost: x\r\nContent-Type: text/plain\r\nContent-Length: 100\r\n\r\nonly ten b", path)
+		c.SetReadDeadline(time.Now().Add(5 * time.Second))
+		resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+		if err != nil {
+			t.Fatalf("%s: no answer: %v", path, err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != 503 || errCode(string(body)) != "service_unavailable" {
+			t.Errorf("%s: %d %s", path, resp.StatusCode, body)
+		}
+	}
+	time.Sleep(800 * time.Millisecond) // past both limits and their grace
+	if strings.Contains(ta.logs.String(), "past its time limit") {
+		t.Errorf("a stalled body made a handler late:\n%s", ta.logs)
+	}
 }

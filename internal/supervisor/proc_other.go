@@ -3,6 +3,7 @@
 package supervisor
 
 import (
+	"net"
 	"os"
 	"syscall"
 )
@@ -15,6 +16,8 @@ func sysProcAttr() *syscall.SysProcAttr { return nil }
 func stopProcess(p *os.Process) error { return p.Kill() }
 
 func killProcess(p *os.Process) { _ = p.Kill() }
+
+func listenerFile(net.Listener) (*os.File, error) { return nil, ErrUnsupported }
 
 // Current returns nil: without a supervisor, the program serves
 // in-process.

@@ -65,9 +65,9 @@ func (e *ExitError) Error() string {
 
 // Options configures Run.
 type Options struct {
-	// Listener is the socket the children serve. It must have a File
-	// method (*net.TCPListener, *net.UnixListener). Run keeps it open
-	// across children and closes it when it returns.
+	// Listener is the socket the children serve: a *net.TCPListener or
+	// *net.UnixListener. Run keeps it open across children and closes it
+	// when it returns.
 	Listener net.Listener
 	// Command returns the command of a new child: this program, which
 	// calls Current and serves the listener it returns. Run adds the
@@ -88,7 +88,11 @@ type Options struct {
 	MinBackoff, MaxBackoff time.Duration
 	// StableAfter is how long a child must have been ready for its death
 	// to count as a crash rather than a crash loop: the next child then
-	// starts at once. Default 1s.
+	// starts at once. A child that dies before it is ready, or this soon
+	// after, is a crash loop: its program fails on start. Short, so that
+	// requests that crash a serving child (a deep recursion takes about
+	// 0.4s to end it) cannot make the supervisor wait: each such crash
+	// costs one restart. Default 250ms.
 	StableAfter time.Duration
 }
 
@@ -105,7 +109,7 @@ func (o *Options) defaults() {
 	def(&o.ReadyTimeout, 60*time.Second)
 	def(&o.MinBackoff, 100*time.Millisecond)
 	def(&o.MaxBackoff, 10*time.Second)
-	def(&o.StableAfter, time.Second)
+	def(&o.StableAfter, 250*time.Millisecond)
 }
 
 // proc is a child process, as the supervisor sees it.
@@ -163,13 +167,9 @@ func Run(ctx context.Context, o Options) error {
 	}
 	o.defaults()
 	defer o.Listener.Close()
-	fl, ok := o.Listener.(interface{ File() (*os.File, error) })
-	if !ok {
-		return fmt.Errorf("zealgo: supervisor: a %T cannot be passed to a child", o.Listener)
-	}
-	f, err := fl.File()
+	f, err := listenerFile(o.Listener)
 	if err != nil {
-		return fmt.Errorf("zealgo: supervisor: %w", err)
+		return err
 	}
 	defer f.Close()
 	s := &supervisor{o: o, ln: f, events: make(chan event), quit: make(chan struct{}), live: map[*proc]bool{}}
