@@ -275,7 +275,7 @@ func TestServeCrashLoopBacksOff(t *testing.T) {
 	root := testutil.WriteTree(t, crashFiles)
 	s, base, logs := supervised(t, root)
 	first := servingPID(t, base, 0)
-	time.Sleep(1100 * time.Millisecond) // ran well: its death is a crash, not a loop
+	time.Sleep(500 * time.Millisecond) // ran well: its death is a crash, not a loop
 	if err := os.Rename(root, root+".away"); err != nil {
 		t.Fatal(err)
 	}
