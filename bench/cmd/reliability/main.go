@@ -1,3 +1,5 @@
+//go:build linux
+
 // Command reliability tries to take a `zealgo serve` down and measures
 // what each attempt costs. It writes an application of crash vectors to a
 // temporary root, serves it on a free loopback port under the supervisor
