@@ -41,6 +41,8 @@ type App struct {
 	provided     map[reflect.Type]reflect.Value
 	db           dbState // the database pool (db.go)
 
+	sup superviseState // crash isolation (supervise.go)
+
 	initOnce sync.Once
 	initErr  error
 	started  bool
@@ -190,7 +192,7 @@ func (a *App) setup() error {
 // (dispatch.go), then the global middleware, each instantiated once here,
 // then the Echo router.
 func (a *App) newRoot() http.Handler {
-	return a.outermost(chain(a.echo, a.global))
+	return a.execLimit(a.outermost(chain(a.echo, a.global)))
 }
 
 // newEcho builds the Echo router: /api and everything below it go to the

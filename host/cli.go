@@ -52,6 +52,18 @@ import (
 //	--db URL              the database, sqlite:PATH or postgres://... (default
 //	                      Config.DB, else $ZEALGO_DB, else SQLite
 //	                      <data>/app.db); see App.DB
+//	--max-execution-time D  answer 503 to a request not answered within D
+//	                      (default 30s; 0: no limit), and replace the
+//	                      process when its handler runs on
+//	--memory-limit SIZE   memory bound of the supervised process (default
+//	                      4G; 0: none)
+//	--supervise=BOOL      run the application in a child process under a
+//	                      supervisor that holds the socket and restarts it
+//	                      at once when it dies (default true; false serves
+//	                      in this process, for debugging)
+//
+// Main supervises serve; App.Run, Handler and Serve, called by Go code,
+// serve in-process.
 //
 // The environment variables ZEALGO_SESSION_SECRET (SessionSecretEnv),
 // ZEALGO_SESSION_REDIS (SessionRedisEnv), ZEALGO_BASIC_AUTH
@@ -60,6 +72,7 @@ import (
 // main set in Config, which wins over the environment.
 func Main(app *App) {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	app.sup.fromMain = true // serve supervises (supervise.go)
 	code := app.Run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)
@@ -144,6 +157,7 @@ func (a *App) cmdServe(ctx context.Context, args []string, stdout, stderr io.Wri
 	fs.BoolVar(&a.cfg.TaskEnableCoroutine, "task-coroutine", a.cfg.TaskEnableCoroutine, "run each task in its own goroutine")
 	fs.BoolVar(&a.cfg.Dev, "dev", a.cfg.Dev, "development mode: show compile errors with source in pages")
 	applyDB := a.dbFlag(fs)
+	a.superviseFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -166,13 +180,7 @@ func (a *App) cmdServe(ctx context.Context, args []string, stdout, stderr io.Wri
 		}
 		a.cfg.Logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
 	}
-	a.Logger().Info("zealgo serving", "addr", a.cfg.Addr, "root", a.cfg.Root)
-	if err := a.ListenAndServe(ctx); err != nil {
-		fmt.Fprintln(stderr, err)
-		return 1
-	}
-	a.Logger().Info("zealgo stopped")
-	return 0
+	return a.serveCommand(ctx, args, stdout, stderr)
 }
 
 func (a *App) cmdRoutes(ctx context.Context, args []string, stdout, stderr io.Writer) int {

@@ -47,7 +47,10 @@ type Options struct {
 	// panicked with, and its stack: such a panic is recovered (see
 	// goguard.go) instead of ending the process. A panic that crossed an
 	// interpreted frame arrives as a *Trace (Recovered splits it). By
-	// default it is written to Stderr.
+	// default it is written to Stderr. The same holds for a func that
+	// interpreted code hands to compiled code which calls it on a goroutine
+	// of its own: time.AfterFunc, context.AfterFunc, sync.WaitGroup.Go (see
+	// callbacks.go).
 	GoPanic func(value any, stack []byte)
 	// Module, if set, is the application's own module: the file may
 	// import its packages, which are interpreted from source (see Module).
@@ -169,8 +172,13 @@ func CompileSource(path string, src []byte, opts Options) (prog *Program, err er
 			prog, err = nil, explain(&Error{File: path, Msg: "interpreter panic: " + describePanic(r) + hintFor(r)}, res)
 		}
 	}()
-	if err := i.Use(stdlibFor(imports)); err != nil {
+	report := goPanicReport(opts, path, stderr)
+	std := stdlibFor(imports)
+	if err := i.Use(std); err != nil {
 		return nil, fmt.Errorf("interp: standard library symbols: %w", err)
+	}
+	if err := i.Use(guardCallbacks(std, report)); err != nil {
+		return nil, fmt.Errorf("interp: callback guard: %w", err)
 	}
 	for _, s := range opts.Symbols {
 		if err := i.Use(s); err != nil {
@@ -179,7 +187,7 @@ func CompileSource(path string, src []byte, opts Options) (prog *Program, err er
 	}
 	src, cols, rt := rewrite(fset, file, src, res.Edits, res.UsesRT)
 	if rt || (pkgs != nil && pkgs.guarded) { // package files call the guard too
-		if err := i.Use(rtSymbols(path, goPanicReport(opts, path, stderr))); err != nil {
+		if err := i.Use(rtSymbols(path, report)); err != nil {
 			return nil, fmt.Errorf("interp: runtime of the rewritten code: %w", err)
 		}
 	}

@@ -18,6 +18,7 @@ import (
 //	go func(x int) { ... }(v)   ->  __zealgo_rt.Go(func(x int) { ... }, v)
 //	go func(xs ...int) { ... }(ys...)
 //	    ->  go func(xs ...int) { defer func() { __zealgo_rt.Recovered(recover()) }(); ... }(ys...)
+//	wg.Go(func() { ... })      ->  wg.Go(__zealgo_rt.Guard(func() { ... }))
 //
 // The arguments are evaluated where the go statement stood, as Go
 // requires, and the compiled Go starts the goroutine that calls f with
@@ -47,6 +48,12 @@ func goEdits(fset *token.FileSet, f *ast.File) []edit {
 	off := func(p token.Pos) int { return tf.Offset(p) }
 	var edits []edit
 	ast.Inspect(f, func(n ast.Node) bool {
+		if lit := guardedMethodArg(n); lit != nil { // recovered by compiled code, as Go's are
+			edits = append(edits, edit{off(lit.Pos()), off(lit.Pos()), guardName + ".Guard(", editOpen},
+				// editStmt: after whatever closes the literal itself (tracerw.go)
+				edit{off(lit.End()), off(lit.End()), ")", editStmt})
+			return true
+		}
 		g, ok := n.(*ast.GoStmt)
 		if !ok {
 			return true
@@ -81,6 +88,34 @@ func goEdits(fset *token.FileSet, f *ast.File) []edit {
 	return edits
 }
 
+// guardedMethods are the methods of compiled types that run the func they
+// are given on a goroutine of their own: sync.WaitGroup.Go and
+// http.Server.RegisterOnShutdown. Methods cannot be replaced in the symbol
+// table as functions are (callbacks.go), so in a call x.Go(func() { ... })
+// the literal is wrapped in a compiled func that recovers its panic. The method's
+// type is not known here: a method of the file's own named Go that runs
+// its func() argument at once would also have a panic in it recovered
+// and reported instead of passed on to its caller.
+var guardedMethods = map[string]bool{"Go": true, "RegisterOnShutdown": true}
+
+// guardedMethodArg returns the func literal of n when n is a call of one of
+// guardedMethods with a single func() literal as its argument, else nil.
+func guardedMethodArg(n ast.Node) *ast.FuncLit {
+	call, ok := n.(*ast.CallExpr)
+	if !ok || len(call.Args) != 1 {
+		return nil
+	}
+	sel, ok := call.Fun.(*ast.SelectorExpr)
+	if !ok || !guardedMethods[sel.Sel.Name] {
+		return nil
+	}
+	lit, ok := call.Args[0].(*ast.FuncLit)
+	if !ok || lit.Type.Params.NumFields() != 0 || lit.Type.Results.NumFields() != 0 {
+		return nil
+	}
+	return lit
+}
+
 // builtins are the predeclared funcs a go statement may call; they cannot
 // be passed as values.
 var builtins = map[string]bool{
@@ -108,9 +143,15 @@ func rtSymbols(path string, report func(value any, stack []byte)) Exports {
 	syms := map[string]reflect.Value{
 		"Recovered": reflect.ValueOf(recovered),
 		"Go":        reflect.ValueOf(goCall),
-		"Frame":     reflect.ValueOf(frameFunc(path)),
-		"GoFrame":   reflect.ValueOf(goFrameFunc(path, recovered)),
-		"Plain":     reflect.ValueOf(unwrapValue),
+		"Guard": reflect.ValueOf(func(f func()) func() {
+			return func() {
+				defer func() { recovered(recover()) }()
+				f()
+			}
+		}),
+		"Frame":   reflect.ValueOf(frameFunc(path)),
+		"GoFrame": reflect.ValueOf(goFrameFunc(path, recovered)),
+		"Plain":   reflect.ValueOf(unwrapValue),
 	}
 	for k, v := range fixSymbols {
 		syms[k] = v

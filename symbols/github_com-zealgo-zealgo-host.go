@@ -58,6 +58,7 @@ func init() {
 		"WithDev":                reflect.ValueOf(host.WithDev),
 		"WithLogOutput":          reflect.ValueOf(host.WithLogOutput),
 		"WithLogger":             reflect.ValueOf(host.WithLogger),
+		"WithMaxExecutionTime":   reflect.ValueOf(host.WithMaxExecutionTime),
 		"WithMaxLoadedFiles":     reflect.ValueOf(host.WithMaxLoadedFiles),
 		"WithRedisSessions":      reflect.ValueOf(host.WithRedisSessions),
 		"WithRoot":               reflect.ValueOf(host.WithRoot),

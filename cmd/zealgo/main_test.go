@@ -307,7 +307,7 @@ func TestServeTaskWorkers(t *testing.T) {
 `,
 	})
 	cmd, base, logs := serve(t, root, "--task-workers", "2", "--task-coroutine=false")
-	server := cmd.Process.Pid
+	server := supervisedPID(t, cmd.Process.Pid) // serve's supervisor runs the server (crash_test.go)
 	var workers []int
 	t.Cleanup(func() {
 		for _, pid := range workers {
