@@ -13,6 +13,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 	"github.com/zealgo/zealgo/internal/sessionstore"
+	"github.com/zealgo/zealgo/internal/taskpool"
 	"github.com/zealgo/zealgo/internal/tmplset"
 	"github.com/zealgo/zealgo/interp"
 )
@@ -35,16 +36,19 @@ type App struct {
 	templates  *tmplset.Set          // template/, made at start-up
 
 	onTaskFinish func(id int64, result any, err error)
-	tasks        taskState // the task backend (task.go)
-	lifecycle    lifecycle // OnStart and OnStop hooks
+	tasks        taskpool.Engine // the task engine, started by startTasks (task.go)
+	lifecycle    lifecycle       // OnStart and OnStop hooks
 	provided     map[reflect.Type]reflect.Value
 	db           dbState  // the database pool (db.go)
 	ops          opsState // health, metrics, tracing, access log (ops.go)
+
+	sup superviseState // crash isolation (supervise.go)
 
 	initOnce sync.Once
 	initErr  error
 	started  bool
 	worker   bool // this process is a task worker (serveWorker)
+	checking bool // zealgo check runs: compile warnings are its output, not the log's
 	dirs     appDirs
 	echo     *echo.Echo
 	root     http.Handler // outermost layer, global middleware, then echo
@@ -60,6 +64,9 @@ type App struct {
 // resolved.
 type appDirs struct {
 	root, api, public, task, template string
+	// module is the root's go.mod: files may import its packages, which
+	// are interpreted from source (nil without a go.mod).
+	module *interp.Module
 }
 
 // New returns an application with the given options.
@@ -193,7 +200,7 @@ func (a *App) setup() error {
 // then the global middleware, each instantiated once here, then the Echo
 // router.
 func (a *App) newRoot() http.Handler {
-	return a.opsRoot(a.outermost(chain(a.echo, a.global)))
+	return a.opsRoot(a.execLimit(a.outermost(chain(a.echo, a.global))))
 }
 
 // newEcho builds the Echo router: /api and everything below it go to the

@@ -29,6 +29,21 @@ var envOwnFlags = map[string]bool{"db": true, "session-redis": true}
 // set and not empty), then parses args, whose flags win. The help text
 // names each flag's variable.
 func (a *App) parseFlags(fs *flag.FlagSet, args []string) error {
+	if err := flagsFromEnv(fs); err != nil {
+		return err
+	}
+	name := fs.Name()
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "usage: %s [flags]\n\nEvery flag can also be set by the environment variable in brackets;\n"+
+			"a flag on the command line wins over its variable.\n\n", name)
+		fs.PrintDefaults()
+	}
+	return fs.Parse(args)
+}
+
+// flagsFromEnv sets every flag of fs from its environment variable, when
+// set and not empty, and names the variable in the flag's help text.
+func flagsFromEnv(fs *flag.FlagSet) error {
 	var errs []error
 	fs.VisitAll(func(f *flag.Flag) {
 		env := flagEnv(f.Name)
@@ -47,13 +62,7 @@ func (a *App) parseFlags(fs *flag.FlagSet, args []string) error {
 		fmt.Fprintln(fs.Output(), err)
 		return err
 	}
-	name := fs.Name()
-	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "usage: %s [flags]\n\nEvery flag can also be set by the environment variable in brackets;\n"+
-			"a flag on the command line wins over its variable.\n\n", name)
-		fs.PrintDefaults()
-	}
-	return fs.Parse(args)
+	return nil
 }
 
 // opsFlags adds the flags of health checks, metrics, tracing and logging

@@ -9,15 +9,6 @@ import (
 	"time"
 )
 
-// TaskBackendReadiness is implemented by a TaskBackend that can tell
-// whether it is able to run tasks; the readiness check asks it. The local
-// worker pool is ready while it accepts tasks and at least one worker
-// process runs.
-type TaskBackendReadiness interface {
-	// Ready returns nil when tasks dispatched now would run, or why not.
-	Ready(ctx context.Context) error
-}
-
 // readyTimeout bounds each check of a readiness request.
 const readyTimeout = 2 * time.Second
 
@@ -79,12 +70,8 @@ func (a *App) readiness(ctx context.Context) (int, map[string]any) {
 	if pool := a.db.pool; pool != nil {
 		checks["database"] = a.check("database", pool.PingContext(ctx))
 	}
-	if b := a.tasks.backend(); b != nil {
-		var err error
-		if rb, ok := b.(TaskBackendReadiness); ok {
-			err = rb.Ready(ctx)
-		}
-		checks["tasks"] = a.check("tasks", err)
+	if a.tasks.Started() { // the local worker pool: ready while a worker runs (taskpool.Readiness)
+		checks["tasks"] = a.check("tasks", a.tasks.Ready(ctx))
 	}
 	status, word := http.StatusOK, "ready"
 	for _, v := range checks {

@@ -138,10 +138,7 @@ func (a *App) registerGauges() {
 	}
 	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "zealgo_task_queue_depth",
 		Help: "Tasks waiting for a worker (0 when the task backend cannot tell)."}, func() float64 {
-		if q, ok := a.tasks.backend().(TaskBackendQueue); ok {
-			return float64(q.Queued())
-		}
-		return 0
+		return float64(a.tasks.Queued())
 	}))
 }
 

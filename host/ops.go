@@ -99,6 +99,7 @@ func WithTracerProvider(tp trace.TracerProvider) Option {
 // opsState is the application's side of operations.
 type opsState struct {
 	draining   atomic.Bool  // the server is shutting down: not ready
+	handedOver atomic.Bool  // a supervised child asked for its successor
 	observe    bool         // observe runs for every request
 	setDefault bool         // make the log slog's default at start-up
 	access     *slog.Logger // of the access log
@@ -189,11 +190,25 @@ func (a *App) startObserving() time.Time {
 // drain is the first step of a graceful shutdown: the readiness check
 // fails from now on, and the server goes on serving for DrainDelay.
 func (a *App) drain() {
+	if a.ops.handedOver.Load() { // the successor serves the socket already
+		return
+	}
 	a.ops.draining.Store(true)
 	if d := a.cfg.Ops.DrainDelay; d > 0 {
 		a.Logger().Info("zealgo draining: not ready; serving on until the drain delay ends", "drain_delay", d)
 		time.Sleep(d)
 	}
+}
+
+// handOver prepares a supervised child that asks the supervisor for its
+// successor (exectime.go). The successor listens on the metrics address,
+// so this process's metrics listener closes now; and it serves the shared
+// socket by the time this process is told to stop, so this one's shutdown
+// neither waits out the drain delay nor fails the readiness check, which
+// a probe may reach in either process.
+func (a *App) handOver() {
+	a.ops.handedOver.Store(true)
+	a.closeMetricsServer()
 }
 
 // closeOps stops the metrics listener and flushes the traces.

@@ -52,8 +52,5 @@ func (s *Server) Task(t Task) (int64, error) {
 // TaskWorkerPIDs returns the process ids of the running task workers, in
 // worker order; none without local task workers.
 func (s *Server) TaskWorkerPIDs() []int {
-	if p, ok := s.app.tasks.backend().(*localPool); ok {
-		return p.pids()
-	}
-	return nil
+	return s.app.tasks.PIDs()
 }

@@ -1,19 +1,15 @@
 package host
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
-	"sync/atomic"
-	"time"
 
+	"github.com/zealgo/zealgo/internal/taskpool"
 	"github.com/zealgo/zealgo/internal/taskproto"
 )
 
@@ -64,119 +60,44 @@ func (e *TaskError) Error() string {
 // Unwrap returns Kind.
 func (e *TaskError) Unwrap() error { return e.Kind }
 
-// TaskJob is a task on its way to a backend: its id, its handler
-// ("/task/<name>", checked) and its arguments as a JSON array.
-type TaskJob struct {
-	ID      int64
-	Handler string
-	Args    json.RawMessage
-	// TraceContext carries the dispatcher's trace to the task (the W3C
-	// traceparent and tracestate, as propagation.MapCarrier keys); nil
-	// when the task was dispatched outside a trace.
-	TraceContext map[string]string
+// taskFailKinds map the engine's failure classes to the kinds of
+// TaskError.
+var taskFailKinds = map[string]error{
+	taskproto.FailError: ErrTaskFailed, taskproto.FailPanic: ErrTaskPanicked, taskproto.FailArgs: ErrTaskArgs,
+	taskproto.FailLoad: ErrTaskLoad, taskproto.FailResult: ErrTaskResult,
+	taskproto.FailExited: ErrWorkerExited, taskproto.FailShutdown: ErrTaskShutdown,
 }
 
-// TaskOutcome is the end of a task, as a backend reports it: the
-// JSON-encoded result, or an error (a *TaskError, normally).
-type TaskOutcome struct {
-	ID      int64
-	Handler string
-	Result  json.RawMessage
-	Err     error
-}
-
-// TaskBackend carries tasks from Server.Task to whatever runs them. The
-// default runs Config.TaskWorkerNum worker processes on this machine; a
-// queue engine serving several machines can take its place through
-// App.TaskBackend, with the handler-facing API unchanged.
-type TaskBackend interface {
-	// Start starts the backend. It must call finish exactly once for
-	// every task it accepts, from any goroutine, until Shutdown returns.
-	Start(finish func(TaskOutcome)) error
-	// Dispatch accepts a task, or returns why it cannot (and then never
-	// reports it). It must not wait for the task to run.
-	Dispatch(job TaskJob) error
-	// Shutdown stops accepting tasks, waits for the accepted ones until
-	// ctx is done, reports those left as failed with ErrTaskShutdown and
-	// stops everything it started. At the deadline it may first cancel
-	// the running tasks' contexts and give them a short grace to return,
-	// as the local worker pool does.
-	Shutdown(ctx context.Context) error
-}
-
-// TaskBackend makes b carry the application's tasks instead of local
-// worker processes; Config.TaskWorkerNum then does not matter.
-func (a *App) TaskBackend(b TaskBackend) {
-	a.mustConfigure()
-	a.tasks.custom = b
-}
-
-// taskState is the application's side of tasks: the backend, the ids and
-// the finish callbacks.
-type taskState struct {
-	custom  TaskBackend                    // set by App.TaskBackend
-	running atomic.Pointer[taskBackendRef] // custom or the local pool, once started; nil without tasks
-	seq     atomic.Int64
-	stop    sync.Once
-	fin     finishQueue
-}
-
-// taskBackendRef holds the running backend.
-type taskBackendRef struct{ b TaskBackend }
-
-// backend returns the running backend, or nil.
-func (ts *taskState) backend() TaskBackend {
-	if r := ts.running.Load(); r != nil {
-		return r.b
+// taskError is the TaskError of a failed outcome.
+func taskError(o taskpool.Outcome) *TaskError {
+	kind, ok := taskFailKinds[o.Fail]
+	if !ok {
+		kind = ErrTaskFailed
 	}
-	return nil
+	return &TaskError{ID: o.ID, Handler: o.Handler, Kind: kind, Msg: o.Err}
 }
 
-// maxTaskArgs bounds the encoded arguments of one task.
-const maxTaskArgs = taskproto.MaxFrame - 64<<10
-
-// startTasks starts the task backend, if the application has one.
+// startTasks starts the task engine (App.tasks) over local worker
+// processes, if the application has any.
 func (a *App) startTasks() error {
-	ts := &a.tasks
-	ts.fin.a = a
-	b := ts.custom
-	if b == nil {
-		switch n := a.cfg.TaskWorkerNum; {
-		case n < 0:
-			return fmt.Errorf("zealgo: TaskWorkerNum is %d; it must be 0 (no task workers) or more", n)
-		case n == 0:
-			return nil
-		}
-		b = newLocalPool(a)
+	switch n := a.cfg.TaskWorkerNum; {
+	case n < 0:
+		return fmt.Errorf("zealgo: TaskWorkerNum is %d; it must be 0 (no task workers) or more", n)
+	case n == 0:
+		return nil
 	}
-	if err := b.Start(a.observeTaskFinish(ts.fin.push)); err != nil {
+	pool := taskpool.New(taskpool.Config{Workers: a.cfg.TaskWorkerNum, Coroutine: a.cfg.TaskEnableCoroutine,
+		Command: a.cfg.WorkerCommand, Log: a.Logger(), Worker: taskproto.WorkerConfig{Root: a.dirs.root,
+			DataDir: a.cfg.DataDir, Dev: a.cfg.Dev, Debounce: a.cfg.ReloadDebounce, DB: a.dbURL()}})
+	if err := a.tasks.Start(pool, a.observeTaskFinish(a.finishTask), a.Logger()); err != nil { // task_ops.go
 		return fmt.Errorf("zealgo: task workers: %w", err)
 	}
-	ts.running.Store(&taskBackendRef{b})
 	return nil
 }
 
-// stopTasks shuts the task backend down once, waiting for running tasks
+// stopTasks shuts the task engine down once, waiting for running tasks
 // and for their finish callbacks until ctx is done.
-func (a *App) stopTasks(ctx context.Context) {
-	ts := &a.tasks
-	ts.stop.Do(func() {
-		b := ts.backend()
-		if b == nil {
-			return
-		}
-		if err := b.Shutdown(ctx); err != nil {
-			a.Logger().Warn("zealgo: task workers shutdown", "err", err)
-		}
-		// The callbacks of tasks failed at the deadline still run.
-		wctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		defer cancel()
-		if d, ok := ctx.Deadline(); ok && time.Until(d) > 2*time.Second {
-			wctx = ctx
-		}
-		ts.fin.wait(wctx)
-	})
-}
+func (a *App) stopTasks(ctx context.Context) { a.tasks.Stop(ctx) }
 
 // closeTasks is stopTasks within Config.ShutdownTimeout, for Close.
 func (a *App) closeTasks() {
@@ -187,13 +108,11 @@ func (a *App) closeTasks() {
 
 // dispatchTask is Server.Task and Server.TaskContext.
 func (a *App) dispatchTask(ctx context.Context, t Task) (int64, error) {
-	ts := &a.tasks
-	b := ts.backend()
-	if b == nil {
-		if ts.custom == nil && a.cfg.TaskWorkerNum == 0 {
+	if !a.tasks.Started() {
+		if a.cfg.TaskWorkerNum == 0 {
 			return 0, ErrNoTaskWorkers
 		}
-		return 0, errors.New("zealgo: task workers have not started: start the application (Handler, Serve or Main) first")
+		return 0, fmt.Errorf("%w: start the application (Handler, Serve or Main) first", taskpool.ErrNotStarted)
 	}
 	name, err := taskName(t.Handler)
 	if err != nil {
@@ -205,25 +124,15 @@ func (a *App) dispatchTask(ctx context.Context, t Task) (int64, error) {
 		}
 		return 0, fmt.Errorf("zealgo: task %s: %w", t.Handler, err)
 	}
-	args := t.Args
-	if args == nil {
-		args = []any{}
-	}
-	enc, err := json.Marshal(args)
+	args, err := taskproto.EncodeArgs(t.Args)
 	if err != nil {
-		return 0, fmt.Errorf("zealgo: task %s: arguments must be JSON-encodable: %w", t.Handler, err)
+		return 0, fmt.Errorf("zealgo: task %s: %w", t.Handler, err)
 	}
-	if len(enc) > maxTaskArgs {
-		return 0, fmt.Errorf("zealgo: task %s: arguments are %d bytes encoded; the bound is %d", t.Handler, len(enc), maxTaskArgs)
+	id, err := a.tasks.DispatchObserved(t.Handler, args, nil, a.dispatching(ctx)) // metrics and trace (task_ops.go)
+	if errors.Is(err, taskpool.ErrStopped) {
+		return 0, ErrTasksStopped
 	}
-	job := TaskJob{ID: ts.seq.Add(1), Handler: t.Handler, Args: enc}
-	end := a.dispatching(ctx, &job) // metrics and trace (task_ops.go)
-	err = b.Dispatch(job)
-	end(err)
-	if err != nil {
-		return 0, err
-	}
-	return job.ID, nil
+	return id, err
 }
 
 // taskName checks a handler path of the form /task/<name> and returns
@@ -236,69 +145,18 @@ func taskName(handler string) (string, error) {
 	return name, nil
 }
 
-// finishQueue runs the finish callbacks one at a time, in the order tasks
-// finish, on a goroutine of its own so that a slow callback does not hold
-// up the workers.
-type finishQueue struct {
-	a       *App
-	mu      sync.Mutex
-	items   []TaskOutcome
-	running bool
-}
-
-func (q *finishQueue) push(o TaskOutcome) {
-	q.mu.Lock()
-	q.items = append(q.items, o)
-	if !q.running {
-		q.running = true
-		go q.drain()
-	}
-	q.mu.Unlock()
-}
-
-func (q *finishQueue) drain() {
-	for {
-		q.mu.Lock()
-		if len(q.items) == 0 {
-			q.items, q.running = nil, false
-			q.mu.Unlock()
-			return
-		}
-		o := q.items[0]
-		q.items[0] = TaskOutcome{}
-		q.items = q.items[1:]
-		q.mu.Unlock()
-		q.call(o)
-	}
-}
-
-// wait returns when every queued callback has run, or when ctx is done.
-func (q *finishQueue) wait(ctx context.Context) {
-	for {
-		q.mu.Lock()
-		idle := !q.running && len(q.items) == 0
-		q.mu.Unlock()
-		if idle {
-			return
-		}
-		select {
-		case <-ctx.Done():
-			q.a.Logger().Warn("zealgo: task finish callbacks still running at shutdown")
-			return
-		case <-time.After(2 * time.Millisecond):
-		}
-	}
-}
-
-// call decodes the result (decodeResult: integers arrive as int64) and
-// runs the application's callback, or logs the result as the task's JSON.
-func (q *finishQueue) call(o TaskOutcome) {
-	a := q.a
+// finishTask hands a task's end to the application's callback, with the
+// result decoded by taskproto.DecodeResult (whole numbers as int64) or
+// the failure as a *TaskError, or logs it: the result as the task's JSON.
+// The engine calls it one task at a time.
+func (a *App) finishTask(o taskpool.Outcome) {
 	var result any
-	err := o.Err
-	if err == nil && len(o.Result) > 0 {
+	var err error
+	if o.Fail != "" {
+		err = taskError(o)
+	} else if len(o.Result) > 0 {
 		var jerr error
-		if result, jerr = decodeResult(o.Result); jerr != nil {
+		if result, jerr = taskproto.DecodeResult(o.Result); jerr != nil {
 			err = &TaskError{ID: o.ID, Handler: o.Handler, Kind: ErrTaskResult, Msg: jerr.Error()}
 		}
 	}
@@ -320,42 +178,4 @@ func (q *finishQueue) call(o TaskOutcome) {
 		res = res[:1024] + "…"
 	}
 	a.Logger().Info("task finished", "id", o.ID, "task", o.Handler, "result", res)
-}
-
-// decodeResult decodes a task's JSON result for the finish callback:
-// objects become map[string]any, arrays []any, strings and booleans
-// themselves, and a number int64 when JSON writes it as an integer that
-// fits (so that large integers such as 1<<60 keep every digit), float64
-// otherwise. A float64 result with a whole value, such as 2.0, which JSON
-// writes as 2, thus arrives as int64 too.
-func decodeResult(raw json.RawMessage) (any, error) {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
-		return nil, err
-	}
-	return resultNumbers(v), nil
-}
-
-// resultNumbers replaces each json.Number in v with an int64 or a
-// float64.
-func resultNumbers(v any) any {
-	switch x := v.(type) {
-	case json.Number:
-		if i, err := x.Int64(); err == nil {
-			return i
-		}
-		f, _ := x.Float64() // out of range: ±Inf, which JSON never writes
-		return f
-	case map[string]any:
-		for k, e := range x {
-			x[k] = resultNumbers(e)
-		}
-	case []any:
-		for i, e := range x {
-			x[i] = resultNumbers(e)
-		}
-	}
-	return v
 }

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/zealgo/zealgo/internal/taskproto"
+	"github.com/zealgo/zealgo/internal/taskpool"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
@@ -17,12 +17,6 @@ import (
 // that travels with them from the request that dispatched them to the
 // worker that runs them.
 
-// TaskBackendQueue is implemented by a TaskBackend that can tell how many
-// tasks wait for a worker; the zealgo_task_queue_depth metric reads it.
-type TaskBackendQueue interface {
-	Queued() int
-}
-
 // TaskContext is Task with the caller's context, normally the request's
 // (api.Context()): with tracing on, the task runs in its worker in a span
 // that is a child of the caller's, and the worker's log records about the
@@ -31,27 +25,32 @@ func (s *Server) TaskContext(ctx context.Context, t Task) (int64, error) {
 	return s.app.dispatchTask(ctx, t)
 }
 
-// noDispatchEnd is what dispatching returns when there is nothing to end.
-var noDispatchEnd = func(error) {}
-
-// dispatching counts a task about to be handed to the backend and gives
-// it the caller's trace context; the returned func is called with the
-// outcome of the hand-over.
-func (a *App) dispatching(ctx context.Context, job *TaskJob) func(error) {
+// dispatching returns the engine's observer of a task about to be handed
+// to the backend (taskpool.Engine.DispatchObserved), or nil when there is
+// nothing to observe: it counts the task and gives it the caller's trace
+// context, in its Meta; the func it returns is called with the outcome of
+// the hand-over.
+func (a *App) dispatching(ctx context.Context) func(job *taskpool.Job) func(error) {
 	m := a.ops.metrics
 	sc := trace.SpanContextFromContext(ctx)
 	if m == nil && !sc.IsValid() {
-		return noDispatchEnd
+		return nil
 	}
+	return func(job *taskpool.Job) func(error) { return a.dispatched(ctx, m, job) }
+}
+
+// dispatched is dispatching's observer of one task.
+func (a *App) dispatched(ctx context.Context, m *metrics, job *taskpool.Job) func(error) {
 	var span trace.Span
-	if sc.IsValid() {
+	if trace.SpanContextFromContext(ctx).IsValid() {
 		if a.ops.tracer != nil {
 			ctx, span = a.ops.tracer.Start(ctx, "dispatch "+taskFile(job.Handler), trace.WithSpanKind(trace.SpanKindProducer),
 				trace.WithAttributes(attribute.Int64("zealgo.task.id", job.ID)))
 		}
-		carrier := propagation.MapCarrier{}
-		propagator.Inject(ctx, carrier)
-		job.TraceContext = carrier
+		if job.Meta == nil {
+			job.Meta = map[string]string{}
+		}
+		propagator.Inject(ctx, propagation.MapCarrier(job.Meta))
 	}
 	if m != nil {
 		m.taskStarts.Store(job.ID, time.Now())
@@ -73,13 +72,13 @@ func (a *App) dispatching(ctx context.Context, job *TaskJob) func(error) {
 }
 
 // observeTaskFinish counts each finished task before next handles it.
-func (a *App) observeTaskFinish(next func(TaskOutcome)) func(TaskOutcome) {
+func (a *App) observeTaskFinish(next func(taskpool.Outcome)) func(taskpool.Outcome) {
 	m := a.ops.metrics
 	if m == nil {
 		return next
 	}
-	return func(o TaskOutcome) {
-		m.tasksFinished.WithLabelValues(o.Handler, taskOutcome(o.Err)).Inc()
+	return func(o taskpool.Outcome) {
+		m.tasksFinished.WithLabelValues(o.Handler, outcomeName(o)).Inc()
 		if start, ok := m.taskStarts.LoadAndDelete(o.ID); ok {
 			m.tasksInProgress.Dec()
 			m.taskDuration.WithLabelValues(o.Handler).Observe(time.Since(start.(time.Time)).Seconds())
@@ -110,20 +109,28 @@ func taskOutcome(err error) string {
 	return "other"
 }
 
+// outcomeName names the outcome of a finished task (taskOutcome).
+func outcomeName(o taskpool.Outcome) string {
+	if o.Fail == "" {
+		return "ok"
+	}
+	return taskOutcome(taskError(o))
+}
+
 // taskFile names a task's file, "task/<name>.go", from "/task/<name>".
 func taskFile(handler string) string {
 	return strings.TrimPrefix(handler, "/") + ".go"
 }
 
-// startTaskSpan starts, in a worker, the span of the task m runs: a child
-// of the dispatcher's span when m carries a trace context. The returned
-// func ends it; when the task carried a trace, it also logs a debug
-// record of the run, with the trace id.
-func (a *App) startTaskSpan(ctx context.Context, m *taskproto.Message) (context.Context, func(fail string, err error)) {
-	if len(m.Trace) == 0 || a.ops.tracer == nil {
+// startTaskSpan starts, in a worker, the span of the task c runs: a child
+// of the dispatcher's span when c carries a trace context in its Meta.
+// The returned func ends it; when the task carried a trace, it also logs
+// a debug record of the run, with the trace id.
+func (a *App) startTaskSpan(ctx context.Context, m taskpool.Call) (context.Context, func(fail string, err error)) {
+	if m.Meta["traceparent"] == "" || a.ops.tracer == nil {
 		return ctx, func(string, error) {}
 	}
-	ctx = propagator.Extract(ctx, propagation.MapCarrier(m.Trace))
+	ctx = propagator.Extract(ctx, propagation.MapCarrier(m.Meta))
 	file := "task/" + m.Task + ".go"
 	ctx, span := a.ops.tracer.Start(ctx, "run "+file, trace.WithSpanKind(trace.SpanKindConsumer),
 		trace.WithAttributes(attribute.Int64("zealgo.task.id", m.ID), attribute.String("zealgo.file", file)))
@@ -137,28 +144,4 @@ func (a *App) startTaskSpan(ctx context.Context, m *taskproto.Message) (context.
 			slog.String("outcome", outcome), slog.Duration("duration", time.Since(start)))
 		endSpan(span, err)
 	}
-}
-
-// Ready reports whether the pool takes tasks and at least one of its
-// worker processes runs (TaskBackendReadiness).
-func (p *localPool) Ready(ctx context.Context) error {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.closing {
-		return ErrTasksStopped
-	}
-	for _, wp := range p.procs {
-		if wp != nil && !wp.stopping {
-			return nil
-		}
-	}
-	return errors.New("zealgo: no task worker is running")
-}
-
-// Queued returns the number of tasks waiting for a worker
-// (TaskBackendQueue).
-func (p *localPool) Queued() int {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return len(p.pending)
 }

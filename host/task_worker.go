@@ -1,21 +1,20 @@
 package host
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"go/token"
 	"io"
 	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"reflect"
-	"runtime/debug"
 	"strings"
-	"sync"
 
+	"github.com/zealgo/zealgo/internal/taskpool"
 	"github.com/zealgo/zealgo/internal/taskproto"
 	"github.com/zealgo/zealgo/interp"
 )
@@ -39,41 +38,33 @@ func (a *App) cmdWorker(ctx context.Context, args []string, stdout, stderr io.Wr
 	return 0
 }
 
-// taskWorker runs the tasks of one worker process.
-type taskWorker struct {
-	a      *App
-	cache  *interp.Cache[*taskFunc]
-	w      *taskproto.Writer
-	ctx    context.Context // given to tasks; done when the server is gone
-	wg     sync.WaitGroup
-	serial chan *taskproto.Message // nil in coroutine mode
+// serveWorker is the worker role: taskpool.ServeWorker with this
+// application's side. Given the configuration the server sent, it runs
+// the application's OnStart hooks (a value given to Provide that opens
+// there, such as a store, is then ready inside tasks) and runs each task
+// it is sent from its file under task/. The OnStop hooks run as it
+// returns.
+func (a *App) serveWorker(ctx context.Context, in io.Reader, out, stderr io.Writer) error {
+	ws := &workerSide{a: a, stderr: stderr}
+	defer ws.close()
+	return taskpool.ServeWorker(ctx, in, out, ws.setup)
 }
 
-// serveWorker is the worker role: it reads its configuration, runs the
-// application's OnStart hooks (a value given to Provide that opens there,
-// such as a store, is then ready inside tasks), then runs each task it is
-// sent and reports its end, until Stop (or ctx is done): then it lets its
-// running tasks finish and returns. Cancel cancels the running tasks'
-// context: the server sends it at the shutdown deadline. When its input
-// ends, the server is gone and it returns at once. The OnStop hooks run
-// as it returns.
-//
-// A signal that ends ctx (SIGTERM, as systemd sends to every process of a
-// service) does not cancel the tasks: the server, which gets it too,
-// decides when to cancel them, at its shutdown deadline.
-func (a *App) serveWorker(ctx context.Context, in io.Reader, out, stderr io.Writer) error {
-	r, w := taskproto.NewReader(in, 0), taskproto.NewWriter(out, 0)
-	m, err := r.Read()
-	if err != nil {
-		return fmt.Errorf("zealgo: worker: reading the configuration: %w", err)
-	}
-	if m.Kind != taskproto.KindInit {
-		return fmt.Errorf("zealgo: worker: first message is %s, want init", m.Kind)
-	}
-	var cfg workerConfig
-	if err := json.Unmarshal(m.Config, &cfg); err != nil {
-		return fmt.Errorf("zealgo: worker: configuration: %w", err)
-	}
+// workerSide is the application inside a worker process: the Runner of
+// its tasks.
+type workerSide struct {
+	a      *App
+	stderr io.Writer
+	cache  *interp.Cache[*taskFunc]
+	hooks  bool // OnStart hooks ran: run the OnStop hooks at close
+	ops    bool // tracing is set up: flush it at close
+	db     bool // the database pool is open: close it at close
+}
+
+// setup configures the application from the server's configuration and
+// starts it in the worker role.
+func (ws *workerSide) setup(cfg taskproto.WorkerConfig) (taskpool.Runner, *slog.Logger, error) {
+	a := ws.a
 	a.cfg.Root, a.cfg.DataDir, a.cfg.TaskEnableCoroutine, a.cfg.Dev = cfg.Root, cfg.DataDir, cfg.Coroutine, cfg.Dev
 	a.cfg.DB = cfg.DB
 	if cfg.Debounce > 0 {
@@ -81,169 +72,111 @@ func (a *App) serveWorker(ctx context.Context, in io.Reader, out, stderr io.Writ
 	}
 	a.cfg.TaskWorkerNum = 0 // a task does not dispatch tasks from a worker
 	if a.cfg.Logger == nil {
-		a.cfg.Logger = slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+		a.cfg.Logger = slog.New(slog.NewJSONHandler(ws.stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
 	a.started, a.worker = true, true
 	if err := a.prepare(); err != nil {
-		return err
+		return nil, nil, err
 	}
 	if err := a.setupWorkerOps(); err != nil { // tracing.go
-		return err
+		return nil, nil, err
 	}
-	defer a.closeOps()
+	ws.ops = true
 	if err := a.openDB(false); err != nil { // the server ran the migrations
-		return fmt.Errorf("zealgo: worker: %w", err)
+		return nil, nil, fmt.Errorf("zealgo: worker: %w", err)
 	}
-	defer a.closeDB()
-	defer a.lifecycle.stop() // also after a failed OnStart, as App.Close does
+	ws.db = true
+	ws.hooks = true // also after a failed OnStart, as App.Close does
 	if err := a.lifecycle.start(a); err != nil {
-		return fmt.Errorf("zealgo: worker: %w", err)
+		return nil, nil, fmt.Errorf("zealgo: worker: %w", err)
 	}
 	cache, err := interp.NewCache(a.buildTask, a.cacheOptions())
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
-	defer cache.Close()
-	tctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	wk := &taskWorker{a: a, cache: cache, w: w, ctx: tctx}
-	if !cfg.Coroutine {
-		wk.serial = make(chan *taskproto.Message, 1024)
-		go func() {
-			for m := range wk.serial {
-				wk.run(m)
-			}
-		}()
-	}
-	if err := w.Write(&taskproto.Message{Kind: taskproto.KindReady, PID: os.Getpid(), Version: taskproto.Version}); err != nil {
-		return fmt.Errorf("zealgo: worker: %w", err)
-	}
+	ws.cache = cache
+	return ws, a.log, nil
+}
 
-	stop, gone := make(chan struct{}), make(chan error, 1)
-	go func() {
-		var once sync.Once
-		for {
-			m, err := r.Read()
-			if err != nil {
-				gone <- err
-				return
-			}
-			switch m.Kind {
-			case taskproto.KindRun:
-				wk.start(m)
-			case taskproto.KindStop:
-				once.Do(func() { close(stop) })
-			case taskproto.KindCancel:
-				cancel()
-			default:
-				a.log.Warn("zealgo: worker: unexpected message", "kind", m.Kind.String())
-			}
-		}
-	}()
-	select {
-	case err := <-gone:
-		return wk.lost(err)
-	case <-stop:
-	case <-ctx.Done():
+// close stops what setup started.
+func (ws *workerSide) close() {
+	if ws.cache != nil {
+		ws.cache.Close()
 	}
-	idle := make(chan struct{})
-	go func() { wk.wg.Wait(); close(idle) }()
-	select {
-	case <-idle:
-		return nil
-	case err := <-gone:
-		return wk.lost(err)
+	if ws.hooks {
+		ws.a.lifecycle.stop()
+	}
+	if ws.db {
+		ws.a.closeDB()
+	}
+	if ws.ops {
+		ws.a.closeOps()
 	}
 }
 
-// lost ends a worker whose server is gone: its tasks are abandoned.
-func (wk *taskWorker) lost(err error) error {
-	if err == io.EOF {
-		return nil
-	}
-	return fmt.Errorf("zealgo: worker: %w", err)
+// Run runs one task, in its span when it carries a trace.
+func (ws *workerSide) Run(ctx context.Context, c taskpool.Call) taskpool.Result {
+	ctx, end := ws.a.startTaskSpan(ctx, c) // task_ops.go
+	res := ws.a.callTask(ctx, ws.cache, c)
+	end(res.Fail, res.Err)
+	return res
 }
 
-// start runs a task in its own goroutine, or queues it in serial mode.
-func (wk *taskWorker) start(m *taskproto.Message) {
-	wk.wg.Add(1)
-	if wk.serial != nil {
-		wk.serial <- m
-		return
+// callTask loads the task file and runs its func with the call's
+// arguments. It returns the JSON-encoded result, or the failure class and
+// the error.
+func (a *App) callTask(ctx context.Context, cache *interp.Cache[*taskFunc], c taskpool.Call) (res taskpool.Result) {
+	fail := func(class string, err error) taskpool.Result { return taskpool.Result{Fail: class, Err: err} }
+	if !validName(c.Task) {
+		return fail(taskproto.FailLoad, fmt.Errorf("%q is no task name", c.Task))
 	}
-	go wk.run(m)
-}
-
-// run runs one task and reports its end.
-func (wk *taskWorker) run(m *taskproto.Message) {
-	defer wk.wg.Done()
-	res := &taskproto.Message{Kind: taskproto.KindDone, ID: m.ID}
-	ctx, end := wk.a.startTaskSpan(wk.ctx, m) // task_ops.go
-	out, fail, err := wk.a.callTask(ctx, wk.cache, m.ID, m.Task, m.Args)
-	end(fail, err)
-	if err != nil {
-		res.Fail, res.Err = fail, err.Error()
-	} else {
-		res.Result = out
-	}
-	err = wk.w.Write(res)
-	if errors.Is(err, taskproto.ErrFrameTooLarge) {
-		err = wk.w.Write(&taskproto.Message{Kind: taskproto.KindDone, ID: m.ID, Fail: "result",
-			Err: fmt.Sprintf("the result is %d bytes encoded, over the bound of %d", len(res.Result)+len(res.Err), taskproto.MaxFrame)})
-	}
-	if err != nil {
-		wk.a.log.Error("zealgo: worker: reporting a task", "id", m.ID, "err", err)
-	}
-}
-
-// callTask loads the task file and runs its func with args. It returns
-// the JSON-encoded result, or the failure class and the error.
-func (a *App) callTask(ctx context.Context, cache *interp.Cache[*taskFunc], id int64, name string, args json.RawMessage) (out json.RawMessage, fail string, err error) {
-	if !validName(name) {
-		return nil, "load", fmt.Errorf("%q is no task name", name)
-	}
-	tf, err := cache.Get(filepath.Join(a.dirs.task, name+".go"))
+	tf, err := cache.Get(filepath.Join(a.dirs.task, c.Task+".go"))
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			return nil, "load", fmt.Errorf("there is no file task/%s.go", name)
+			return fail(taskproto.FailLoad, fmt.Errorf("there is no file task/%s.go", c.Task))
 		}
-		return nil, "load", err
+		return fail(taskproto.FailLoad, err)
 	}
-	in, err := tf.args(ctx, a, args)
+	in, err := tf.args(ctx, c.Args)
 	if err != nil {
-		return nil, "args", err
+		return fail(taskproto.FailArgs, err)
 	}
 	defer func() {
 		if p := recover(); p != nil {
-			desc := interp.DescribePanic(p)
-			a.log.ErrorContext(ctx, "task panic", "id", id, "file", tf.rel, "panic", desc, "stack", string(debug.Stack()))
-			out, fail, err = nil, "panic", errors.New("panic: "+desc)
+			pi := recovered(p)
+			attrs := []any{"id", c.ID}
+			if rid := c.Meta["request_id"]; rid != "" {
+				attrs = append(attrs, "request_id", rid)
+			}
+			attrs = append(attrs, "file", tf.rel, "panic", pi.desc, "stack", pi.stack())
+			a.log.ErrorContext(ctx, "task panic", attrs...)
+			res = fail(taskproto.FailPanic, errors.New("panic: "+pi.desc))
 		}
 	}()
 	v, err := tf.call(in)
 	if err != nil {
-		return nil, "error", err
+		return fail(taskproto.FailError, err)
 	}
-	out, err = json.Marshal(v)
+	out, err := json.Marshal(v)
 	if err != nil {
-		return nil, "result", fmt.Errorf("%s returned %T, which JSON cannot encode: %w", tf.name, v, err)
+		return fail(taskproto.FailResult, fmt.Errorf("%s returned %T, which JSON cannot encode: %w", tf.name, v, err))
 	}
-	return out, "", nil
+	return taskpool.Result{Value: out}
 }
 
 // taskFunc is the func of a task file, with how to fill its parameters.
 type taskFunc struct {
-	rel, name string
-	fn        reflect.Value
-	params    []taskParam
-	variadic  bool
-	nargs     int // positional parameters, the variadic one included
+	rel, name  string
+	fn         reflect.Value
+	params     []taskParam
+	variadic   bool           // the func is variadic
+	varArgs    bool           // its variadic parameter takes positional arguments
+	positional []reflect.Type // the types of the positional parameters
 }
 
 // taskParam is one parameter: injected (context.Context, *host.App, *sql.DB, a
 // provided type) or the next positional argument.
 type taskParam struct {
-	t      reflect.Type
 	kind   argKind // argGoContext, argApp, argProvided, or argZero: positional
 	inject reflect.Value
 }
@@ -267,6 +200,10 @@ func (a *App) analyzeTask(prog *interp.Program, rel string) (*taskFunc, error) {
 	}
 	v, ok := prog.Var(base)
 	if !ok {
+		if !token.IsIdentifier(base) {
+			return nil, &interp.Error{File: rel, Msg: fmt.Sprintf("a task file must declare a var named after the file, "+
+				"and %s is no Go identifier: rename the file to %s.go", base, identifier(base))}
+		}
 		return nil, &interp.Error{File: rel, Msg: fmt.Sprintf("a task file must declare var %s = func(args...) any", base)}
 	}
 	if v.Kind() != reflect.Func {
@@ -285,7 +222,7 @@ func (a *App) analyzeTask(prog *interp.Program, rel string) (*taskFunc, error) {
 	tf := &taskFunc{rel: rel, name: base, fn: v, variadic: t.IsVariadic()}
 	for i := 0; i < t.NumIn(); i++ {
 		pt := t.In(i)
-		p := taskParam{t: pt}
+		var p taskParam
 		switch kindOf(pt) {
 		case argGoContext:
 			p.kind = argGoContext
@@ -297,7 +234,8 @@ func (a *App) analyzeTask(prog *interp.Program, rel string) (*taskFunc, error) {
 			if pv, ok := a.provided[pt]; ok {
 				p.kind, p.inject = argProvided, pv
 			} else {
-				tf.nargs++
+				tf.positional = append(tf.positional, pt)
+				tf.varArgs = tf.variadic && i == t.NumIn()-1
 			}
 		}
 		tf.params = append(tf.params, p)
@@ -305,129 +243,25 @@ func (a *App) analyzeTask(prog *interp.Program, rel string) (*taskFunc, error) {
 	return tf, nil
 }
 
-// args converts the JSON arguments to the func's parameter types.
-func (tf *taskFunc) args(ctx context.Context, a *App, raw json.RawMessage) ([]reflect.Value, error) {
-	var list []json.RawMessage
-	if len(raw) > 0 {
-		if err := json.Unmarshal(raw, &list); err != nil {
-			return nil, fmt.Errorf("the arguments are no JSON array: %w", err)
-		}
-	}
-	switch {
-	case !tf.variadic && len(list) != tf.nargs:
-		return nil, fmt.Errorf("%s takes %d argument(s), got %d", tf.name, tf.nargs, len(list))
-	case tf.variadic && len(list) < tf.nargs-1:
-		return nil, fmt.Errorf("%s takes at least %d argument(s), got %d", tf.name, tf.nargs-1, len(list))
+// args converts the JSON arguments to the func's parameter types
+// (taskproto.DecodeArgs) and adds the injected parameters.
+func (tf *taskFunc) args(ctx context.Context, raw json.RawMessage) ([]reflect.Value, error) {
+	pos, err := taskproto.DecodeArgs(raw, tf.name, tf.positional, tf.varArgs)
+	if err != nil {
+		return nil, err
 	}
 	in := make([]reflect.Value, 0, len(tf.params))
-	next := 0
-	for i, p := range tf.params {
+	for _, p := range tf.params {
 		switch p.kind {
 		case argGoContext:
 			in = append(in, reflect.ValueOf(ctx))
-			continue
 		case argApp, argProvided:
 			in = append(in, p.inject)
-			continue
+		default:
+			in, pos = append(in, pos[0]), pos[1:]
 		}
-		if tf.variadic && i == len(tf.params)-1 {
-			rest := reflect.MakeSlice(p.t, len(list)-next, len(list)-next)
-			for k := 0; k < rest.Len(); k++ {
-				if err := decodeArg(list[next+k], rest.Index(k).Addr(), next+k+1); err != nil {
-					return nil, err
-				}
-			}
-			in = append(in, rest)
-			next = len(list)
-			continue
-		}
-		v := reflect.New(p.t)
-		if err := decodeArg(list[next], v, next+1); err != nil {
-			return nil, err
-		}
-		in = append(in, v.Elem())
-		next++
 	}
 	return in, nil
-}
-
-// decodeArg decodes the n-th (1-based) argument into ptr. It refuses what
-// plain JSON decoding would silently turn into a zero value: null for a
-// parameter whose type cannot be nil (int, string, a struct...), and an
-// object field that the struct it fills does not have, at any depth.
-func decodeArg(raw json.RawMessage, ptr reflect.Value, n int) error {
-	t := ptr.Elem().Type()
-	if bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
-		if nilable(t) {
-			return nil // the parameter stays nil
-		}
-		return fmt.Errorf("argument %d: cannot use JSON null as %s", n, t)
-	}
-	if t == typeAny || t == typeAnyMap || t == typeAnySlice {
-		// Numbers inside untyped values arrive as results do: int64 when
-		// whole, float64 otherwise (plain JSON would make 1<<60 a float64).
-		v, err := decodeResult(raw)
-		if err != nil {
-			return fmt.Errorf("argument %d: %w", n, err)
-		}
-		if rv := reflect.ValueOf(v); rv.IsValid() && rv.Type().AssignableTo(t) {
-			ptr.Elem().Set(rv)
-			return nil
-		}
-		return fmt.Errorf("argument %d: cannot use JSON %s as %s", n, jsonKind(v), t)
-	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
-	err := dec.Decode(ptr.Interface())
-	if err == nil {
-		return nil
-	}
-	var te *json.UnmarshalTypeError
-	if errors.As(err, &te) {
-		at := ""
-		if te.Field != "" {
-			at = " at " + te.Field
-		}
-		return fmt.Errorf("argument %d%s: cannot use JSON %s as %s", n, at, te.Value, te.Type)
-	}
-	// DisallowUnknownFields reports `json: unknown field "Y"`, with no
-	// type of its own.
-	if field, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
-		return fmt.Errorf("argument %d: cannot use JSON object with unknown field %s as %s", n, field, t)
-	}
-	return fmt.Errorf("argument %d: %w", n, err)
-}
-
-var (
-	typeAny      = reflect.TypeOf((*any)(nil)).Elem()
-	typeAnyMap   = reflect.TypeOf(map[string]any(nil))
-	typeAnySlice = reflect.TypeOf([]any(nil))
-)
-
-// jsonKind names the JSON kind of a decoded value, for errors.
-func jsonKind(v any) string {
-	switch v.(type) {
-	case map[string]any:
-		return "object"
-	case []any:
-		return "array"
-	case string:
-		return "string"
-	case bool:
-		return "boolean"
-	case int64, float64:
-		return "number"
-	}
-	return "value"
-}
-
-// nilable reports whether nil is a value of t.
-func nilable(t reflect.Type) bool {
-	switch t.Kind() {
-	case reflect.Pointer, reflect.Map, reflect.Slice, reflect.Interface, reflect.Func, reflect.Chan, reflect.UnsafePointer:
-		return true
-	}
-	return false
 }
 
 // call runs the func and sorts its results.

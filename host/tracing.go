@@ -31,8 +31,8 @@ import (
 // Each request gets a server span (otelhttp), joined to the caller's trace
 // when the request carries a W3C traceparent, and named after the handler
 // file that answered ("GET api/users.go"). A task dispatched with
-// Server.TaskContext carries the trace to its worker (TaskJob.TraceContext,
-// then the W3C traceparent in the Run message), where the task runs in a
+// Server.TaskContext carries the trace to its worker (the W3C traceparent
+// and tracestate in the task's Meta, taskpool.Job), where the task runs in a
 // span of its own, a child of the request's. Log records written with a
 // context that holds a span (slog.InfoContext(ctx, ...), the access log,
 // the worker's records about a task) carry trace_id and span_id.

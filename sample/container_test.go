@@ -63,7 +63,7 @@ func TestContainerRecipe(t *testing.T) {
 		t.Skip("builds and runs the sample binary")
 	}
 	d := readDockerfile(t)
-	want := `CGO_ENABLED=0 go build -trimpath -ldflags="-s -w" -o /out/app ./sample`
+	want := `CGO_ENABLED=0 go build -mod=mod -trimpath -ldflags="-s -w" -o /out/app ./sample`
 	if strings.TrimSpace(d.build) != want {
 		t.Fatalf("Dockerfile builds with %q, want %q", d.build, want)
 	}
@@ -74,7 +74,7 @@ func TestContainerRecipe(t *testing.T) {
 		}
 	}
 	bin := filepath.Join(dir, "app")
-	build := exec.Command("go", "build", "-trimpath", "-ldflags=-s -w", "-o", bin, "./sample")
+	build := exec.Command("go", "build", "-mod=mod", "-trimpath", "-ldflags=-s -w", "-o", bin, "./sample")
 	build.Dir = ".."
 	build.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if out, err := build.CombinedOutput(); err != nil {
@@ -113,7 +113,7 @@ func TestContainerRecipe(t *testing.T) {
 	cmd.Env, cmd.Dir = env, root
 	logs := &testutil.Buffer{}
 	cmd.Stdout, cmd.Stderr = logs, logs
-	if os.Getuid() == 0 && d.user == "65532:65532" {
+	if os.Getuid() == 0 && (d.user == "nonroot" || d.user == "65532:65532") { // distroless's nonroot is 65532
 		if err := os.Chown(data, 65532, 65532); err != nil {
 			t.Fatal(err)
 		}

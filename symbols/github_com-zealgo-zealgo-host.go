@@ -59,6 +59,7 @@ func init() {
 		"WithDev":                reflect.ValueOf(host.WithDev),
 		"WithLogOutput":          reflect.ValueOf(host.WithLogOutput),
 		"WithLogger":             reflect.ValueOf(host.WithLogger),
+		"WithMaxExecutionTime":   reflect.ValueOf(host.WithMaxExecutionTime),
 		"WithMaxLoadedFiles":     reflect.ValueOf(host.WithMaxLoadedFiles),
 		"WithMetrics":            reflect.ValueOf(host.WithMetrics),
 		"WithRedisSessions":      reflect.ValueOf(host.WithRedisSessions),
@@ -71,34 +72,26 @@ func init() {
 		"WithUnloadIdle":         reflect.ValueOf(host.WithUnloadIdle),
 
 		// type definitions
-		"API":                  reflect.ValueOf((*host.API)(nil)),
-		"App":                  reflect.ValueOf((*host.App)(nil)),
-		"Config":               reflect.ValueOf((*host.Config)(nil)),
-		"Error":                reflect.ValueOf((*host.Error)(nil)),
-		"MiddlewareFactory":    reflect.ValueOf((*host.MiddlewareFactory)(nil)),
-		"OpsConfig":            reflect.ValueOf((*host.OpsConfig)(nil)),
-		"Option":               reflect.ValueOf((*host.Option)(nil)),
-		"Request":              reflect.ValueOf((*host.Request)(nil)),
-		"RequestContext":       reflect.ValueOf((*host.RequestContext)(nil)),
-		"Response":             reflect.ValueOf((*host.Response)(nil)),
-		"Route":                reflect.ValueOf((*host.Route)(nil)),
-		"Server":               reflect.ValueOf((*host.Server)(nil)),
-		"Session":              reflect.ValueOf((*host.Session)(nil)),
-		"SessionBackend":       reflect.ValueOf((*host.SessionBackend)(nil)),
-		"SessionConfig":        reflect.ValueOf((*host.SessionConfig)(nil)),
-		"Task":                 reflect.ValueOf((*host.Task)(nil)),
-		"TaskBackend":          reflect.ValueOf((*host.TaskBackend)(nil)),
-		"TaskBackendQueue":     reflect.ValueOf((*host.TaskBackendQueue)(nil)),
-		"TaskBackendReadiness": reflect.ValueOf((*host.TaskBackendReadiness)(nil)),
-		"TaskError":            reflect.ValueOf((*host.TaskError)(nil)),
-		"TaskJob":              reflect.ValueOf((*host.TaskJob)(nil)),
-		"TaskOutcome":          reflect.ValueOf((*host.TaskOutcome)(nil)),
+		"API":               reflect.ValueOf((*host.API)(nil)),
+		"App":               reflect.ValueOf((*host.App)(nil)),
+		"Config":            reflect.ValueOf((*host.Config)(nil)),
+		"Error":             reflect.ValueOf((*host.Error)(nil)),
+		"MiddlewareFactory": reflect.ValueOf((*host.MiddlewareFactory)(nil)),
+		"OpsConfig":         reflect.ValueOf((*host.OpsConfig)(nil)),
+		"Option":            reflect.ValueOf((*host.Option)(nil)),
+		"Request":           reflect.ValueOf((*host.Request)(nil)),
+		"RequestContext":    reflect.ValueOf((*host.RequestContext)(nil)),
+		"Response":          reflect.ValueOf((*host.Response)(nil)),
+		"Route":             reflect.ValueOf((*host.Route)(nil)),
+		"Server":            reflect.ValueOf((*host.Server)(nil)),
+		"Session":           reflect.ValueOf((*host.Session)(nil)),
+		"SessionBackend":    reflect.ValueOf((*host.SessionBackend)(nil)),
+		"SessionConfig":     reflect.ValueOf((*host.SessionConfig)(nil)),
+		"Task":              reflect.ValueOf((*host.Task)(nil)),
+		"TaskError":         reflect.ValueOf((*host.TaskError)(nil)),
 
 		// interface wrapper definitions
-		"_SessionBackend":       reflect.ValueOf((*_github_com_zealgo_zealgo_host_SessionBackend)(nil)),
-		"_TaskBackend":          reflect.ValueOf((*_github_com_zealgo_zealgo_host_TaskBackend)(nil)),
-		"_TaskBackendQueue":     reflect.ValueOf((*_github_com_zealgo_zealgo_host_TaskBackendQueue)(nil)),
-		"_TaskBackendReadiness": reflect.ValueOf((*_github_com_zealgo_zealgo_host_TaskBackendReadiness)(nil)),
+		"_SessionBackend": reflect.ValueOf((*_github_com_zealgo_zealgo_host_SessionBackend)(nil)),
 	}
 }
 
@@ -118,42 +111,4 @@ func (W _github_com_zealgo_zealgo_host_SessionBackend) Load(ctx context.Context,
 }
 func (W _github_com_zealgo_zealgo_host_SessionBackend) Save(ctx context.Context, id string, data []byte, ttl time.Duration) error {
 	return W.WSave(ctx, id, data, ttl)
-}
-
-// _github_com_zealgo_zealgo_host_TaskBackend is an interface wrapper for TaskBackend type
-type _github_com_zealgo_zealgo_host_TaskBackend struct {
-	IValue    interface{}
-	WDispatch func(job host.TaskJob) error
-	WShutdown func(ctx context.Context) error
-	WStart    func(finish func(host.TaskOutcome)) error
-}
-
-func (W _github_com_zealgo_zealgo_host_TaskBackend) Dispatch(job host.TaskJob) error {
-	return W.WDispatch(job)
-}
-func (W _github_com_zealgo_zealgo_host_TaskBackend) Shutdown(ctx context.Context) error {
-	return W.WShutdown(ctx)
-}
-func (W _github_com_zealgo_zealgo_host_TaskBackend) Start(finish func(host.TaskOutcome)) error {
-	return W.WStart(finish)
-}
-
-// _github_com_zealgo_zealgo_host_TaskBackendQueue is an interface wrapper for TaskBackendQueue type
-type _github_com_zealgo_zealgo_host_TaskBackendQueue struct {
-	IValue  interface{}
-	WQueued func() int
-}
-
-func (W _github_com_zealgo_zealgo_host_TaskBackendQueue) Queued() int {
-	return W.WQueued()
-}
-
-// _github_com_zealgo_zealgo_host_TaskBackendReadiness is an interface wrapper for TaskBackendReadiness type
-type _github_com_zealgo_zealgo_host_TaskBackendReadiness struct {
-	IValue interface{}
-	WReady func(ctx context.Context) error
-}
-
-func (W _github_com_zealgo_zealgo_host_TaskBackendReadiness) Ready(ctx context.Context) error {
-	return W.WReady(ctx)
 }

@@ -132,3 +132,65 @@ func TestServeFlagWinsOverEnvironment(t *testing.T) {
 		}
 	}
 }
+
+// readyStatus returns the status of GET /readyz, or 0 when it fails.
+func readyStatus(base string) int {
+	resp, err := noKeepAlive.Get(base + "/readyz")
+	if err != nil {
+		return 0
+	}
+	resp.Body.Close()
+	return resp.StatusCode
+}
+
+// TestSupervisedDrain: SIGTERM to the supervisor reaches its child, which
+// fails its readiness check for the drain delay while it goes on serving,
+// then exits; so does the supervisor.
+func TestSupervisedDrain(t *testing.T) {
+	s, base, logs := supervised(t, testutil.WriteTree(t, crashFiles), "--drain-delay", "1500ms")
+	child := servingPID(t, base, 0)
+	if code := readyStatus(base); code != 200 {
+		t.Fatalf("/readyz: %d", code)
+	}
+	if err := syscall.Kill(s.pid, syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	testutil.WaitFor(t, 5*time.Second, "the child to fail its readiness check", func() bool { return readyStatus(base) == 503 })
+	if pid := pingPID(base); pid != child {
+		t.Errorf("while draining /api/ping answers from %d, want the child %d", pid, child)
+	}
+	testutil.WaitFor(t, 10*time.Second, "the supervisor and its child to exit", func() bool { return !alive(child) && !alive(s.pid) })
+	if !strings.Contains(logs.String(), "zealgo draining: not ready") {
+		t.Errorf("log:\n%s", logs)
+	}
+}
+
+// TestSupervisedHandOver: a child replaced for a late handler frees the
+// metrics address for its successor and stops without waiting out the
+// drain delay (its successor serves the socket already); the successor
+// serves the metrics and is ready.
+func TestSupervisedHandOver(t *testing.T) {
+	metrics := testutil.FreeAddr(t)
+	s, base, logs := supervised(t, testutil.WriteTree(t, crashFiles),
+		"--max-execution-time", "1s", "--metrics-addr", metrics, "--drain-delay", "30s")
+	first := servingPID(t, base, 0)
+	if code, _, _ := fetch(t, "GET", "http://"+metrics+"/metrics", "", ""); code != 200 {
+		t.Fatalf("metrics of the first child: %d", code)
+	}
+	if code, _, body := fetch(t, "GET", base+"/api/loop", "", ""); code != 503 {
+		t.Fatalf("/api/loop: %d %s", code, body)
+	}
+	testutil.WaitFor(t, 10*time.Second, "the replaced child to exit", func() bool { return !alive(first) })
+	second := servingPID(t, base, first)
+	s.descendants(t) // killed at the end, rather than left to drain
+	if code := readyStatus(base); code != 200 {
+		t.Errorf("/readyz of the successor: %d", code)
+	}
+	code, _, scraped := fetch(t, "GET", "http://"+metrics+"/metrics", "", "")
+	if code != 200 || !strings.Contains(scraped, "zealgo_http_requests_total") {
+		t.Errorf("metrics of the successor %d: %d\n%s", second, code, scraped)
+	}
+	if strings.Contains(logs.String(), "metrics listener") && strings.Contains(logs.String(), "address already in use") {
+		t.Errorf("the successor could not take the metrics address:\n%s", logs)
+	}
+}

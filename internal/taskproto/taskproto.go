@@ -11,6 +11,10 @@
 //
 // A Writer is safe for concurrent use, so that the goroutines of a worker
 // can report their tasks as they finish; a Reader is not.
+//
+// The package also holds what both sides agree on besides the framing:
+// the worker's configuration (WorkerConfig), the classes of failure
+// (Fail*) and the JSON rules for a task's arguments and result (json.go).
 package taskproto
 
 import (
@@ -70,10 +74,13 @@ type Message struct {
 	Task string `json:"task,omitempty"`
 	// Args are the task's positional arguments as a JSON array (Run).
 	Args json.RawMessage `json:"args,omitempty"`
+	// Meta is what the dispatcher attaches to a task, such as the id of
+	// the request that dispatched it (Run).
+	Meta map[string]string `json:"meta,omitempty"`
 	// Result is the task's JSON-encoded return value (Done).
 	Result json.RawMessage `json:"result,omitempty"`
-	// Fail classifies a failed task: "error", "panic", "args", "load" or
-	// "result"; empty when the task succeeded (Done).
+	// Fail classifies a failed task: FailError, FailPanic, FailArgs,
+	// FailLoad or FailResult; empty when the task succeeded (Done).
 	Fail string `json:"fail,omitempty"`
 	// Err describes the failure (Done).
 	Err string `json:"err,omitempty"`
@@ -83,9 +90,6 @@ type Message struct {
 	Version int `json:"version,omitempty"`
 	// Config is the worker's configuration (Init).
 	Config json.RawMessage `json:"config,omitempty"`
-	// Trace is the dispatcher's trace context, W3C traceparent and
-	// tracestate by their header names (Run); absent outside a trace.
-	Trace map[string]string `json:"trace,omitempty"`
 }
 
 // Errors of the framing.

@@ -1,6 +1,6 @@
 //go:build !unix
 
-package host
+package taskpool
 
 import (
 	"os"

@@ -1,0 +1,292 @@
+package jstask
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// idBlock is how many task ids one message on the ids stream reserves.
+const idBlock = 1 << 10
+
+// FinishFunc receives the end of a task: its JSON-encoded result, or a
+// *TaskError.
+type FinishFunc func(id int64, result json.RawMessage, err error)
+
+// Client is the dispatching side: it publishes tasks and hands the
+// results of its instance's tasks to a finish callback.
+type Client struct {
+	js       jetstream.JetStream
+	cfg      Config
+	n        names
+	instance string
+
+	idMu      sync.Mutex
+	next, end int64 // the ids left in the reserved block: [next, end)
+
+	finish     FinishFunc
+	mu         sync.Mutex // serialises finish calls and seen
+	seen       seenSet
+	cmu        sync.Mutex               // guards consume and closed
+	consume    jetstream.ConsumeContext // nil without a finish callback
+	closed     bool
+	restarting atomic.Bool
+}
+
+// Open creates or updates the streams and returns a Client for the
+// instance named instance (letters, digits, '_' and '-'; the same name
+// after a restart finds the results that came meanwhile). With a non-nil
+// finish it starts reading the instance's results: finish is called
+// once per task, one call at a time, and the result is acknowledged when
+// it returns. A result whose acknowledgement is lost (the process died
+// between the call and the acknowledgement) is handed over again after
+// a restart.
+func Open(ctx context.Context, js jetstream.JetStream, cfg Config, instance string, finish FinishFunc) (*Client, error) {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	if !tokenRE.MatchString(instance) {
+		return nil, fmt.Errorf("zealgo: jstask: instance name %q: want 1 to 64 letters, digits, '_' or '-'", instance)
+	}
+	if err := ensureStreams(ctx, js, cfg); err != nil {
+		return nil, err
+	}
+	c := &Client{js: js, cfg: cfg, n: cfg.names(), instance: instance, finish: finish}
+	if finish == nil {
+		return c, nil
+	}
+	cc, err := c.readResults(ctx)
+	if err != nil {
+		return nil, err
+	}
+	c.cmu.Lock()
+	defer c.cmu.Unlock()
+	if c.consume != nil { // restartResults came first
+		cc.Stop()
+		return c, nil
+	}
+	c.consume = cc
+	return c, nil
+}
+
+// readResults creates or updates the instance's results consumer and
+// starts reading it.
+func (c *Client) readResults(ctx context.Context) (jetstream.ConsumeContext, error) {
+	cons, err := ensureResults(ctx, c.js, c.cfg, c.instance)
+	if err != nil {
+		return nil, err
+	}
+	cc, err := cons.Consume(c.onResult, jetstream.PullMaxMessages(64), jetstream.ConsumeErrHandler(c.consumeErr))
+	if err != nil {
+		return nil, fmt.Errorf("zealgo: jstask: results of %s: %w", c.instance, err)
+	}
+	return cc, nil
+}
+
+// consumeErr restarts the reading of results when the consumer is gone
+// (a server that lost its data) or silent.
+func (c *Client) consumeErr(_ jetstream.ConsumeContext, err error) {
+	c.cfg.Logger.Debug("zealgo: jstask: reading results", "instance", c.instance, "err", err)
+	if errors.Is(err, nats.ErrNoResponders) || errors.Is(err, jetstream.ErrConsumerNotFound) ||
+		errors.Is(err, jetstream.ErrConsumerDeleted) || errors.Is(err, jetstream.ErrNoHeartbeat) {
+		if c.restarting.CompareAndSwap(false, true) {
+			go c.restartResults()
+		}
+	}
+}
+
+// restartResults sets the streams and the results consumer up again and
+// replaces the reading of results, retrying until it works or the
+// client is closed.
+func (c *Client) restartResults() {
+	defer c.restarting.Store(false)
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		err := ensureStreams(ctx, c.js, c.cfg)
+		var cc jetstream.ConsumeContext
+		if err == nil {
+			cc, err = c.readResults(ctx)
+		}
+		cancel()
+		c.cmu.Lock()
+		if c.closed {
+			c.cmu.Unlock()
+			if cc != nil {
+				cc.Stop()
+			}
+			return
+		}
+		if err == nil {
+			old := c.consume
+			c.consume = cc
+			c.cmu.Unlock()
+			if old != nil {
+				old.Stop()
+			}
+			return
+		}
+		c.cmu.Unlock()
+		c.cfg.Logger.Debug("zealgo: jstask: restart reading results", "instance", c.instance, "err", err)
+		time.Sleep(250 * time.Millisecond)
+	}
+}
+
+// Instance returns the instance's name.
+func (c *Client) Instance() string { return c.instance }
+
+// NextID returns a new task id, unique across all instances sharing the
+// streams and across their restarts. Ids come in blocks of 1024 reserved
+// through the ids stream (see ensureIDs); they are positive and below
+// 2^53.
+func (c *Client) NextID(ctx context.Context) (int64, error) {
+	c.idMu.Lock()
+	defer c.idMu.Unlock()
+	if c.next == c.end {
+		ack, err := c.publish(ctx, nats.NewMsg(c.n.idSubj), jetstream.WithExpectStream(c.n.ids))
+		if err != nil {
+			return 0, fmt.Errorf("zealgo: jstask: reserve task ids: %w", err)
+		}
+		c.next = int64(ack.Sequence) * idBlock
+		c.end = c.next + idBlock
+	}
+	id := c.next
+	c.next++
+	return id, nil
+}
+
+// Dispatch publishes t, with a new id from NextID when t.ID is 0, and
+// returns its id once JetStream has stored it. A second dispatch of the
+// same id within Config.DuplicateWindow is dropped (and returns nil), so
+// that a dispatch whose answer was lost can be retried.
+func (c *Client) Dispatch(ctx context.Context, t Task) (int64, error) {
+	if t.Handler == "" || strings.ContainsAny(t.Handler, "\r\n") {
+		return 0, fmt.Errorf("zealgo: jstask: task handler %q: want a name on one line", t.Handler)
+	}
+	if t.ID == 0 {
+		id, err := c.NextID(ctx)
+		if err != nil {
+			return 0, err
+		}
+		t.ID = id
+	}
+	t.Instance = c.instance
+	t.Dispatched = time.Now().UTC()
+	body, err := json.Marshal(t)
+	if err != nil {
+		return 0, fmt.Errorf("zealgo: jstask: task %s: %w", t.Handler, err)
+	}
+	id := strconv.FormatInt(t.ID, 10)
+	msg := nats.NewMsg(c.n.taskSubj)
+	msg.Data = body
+	msg.Header.Set(hdrID, id)
+	msg.Header.Set(hdrInstance, c.instance)
+	msg.Header.Set(hdrHandler, t.Handler)
+	if _, err := c.publish(ctx, msg, jetstream.WithMsgID(id), jetstream.WithExpectStream(c.n.tasks)); err != nil {
+		return 0, fmt.Errorf("zealgo: jstask: dispatch %s (id %d): %w", t.Handler, t.ID, err)
+	}
+	return t.ID, nil
+}
+
+// publish publishes msg; when no stream answers (the server lost its
+// data), it creates the streams and tries once more.
+func (c *Client) publish(ctx context.Context, msg *nats.Msg, opts ...jetstream.PublishOpt) (*jetstream.PubAck, error) {
+	ack, err := c.js.PublishMsg(ctx, msg, opts...)
+	if errors.Is(err, jetstream.ErrNoStreamResponse) && ensureStreams(ctx, c.js, c.cfg) == nil {
+		ack, err = c.js.PublishMsg(ctx, msg, opts...)
+	}
+	return ack, err
+}
+
+// Close stops reading results and returns once the finish call under
+// way, if any, has returned. It does not close the NATS connection.
+func (c *Client) Close() {
+	c.cmu.Lock()
+	c.closed = true
+	cc := c.consume
+	c.cmu.Unlock()
+	if cc == nil {
+		return
+	}
+	cc.Stop()
+	<-cc.Closed()
+}
+
+// onResult hands one result to the finish callback and acknowledges it.
+func (c *Client) onResult(m jetstream.Msg) {
+	c.mu.Lock()
+	id, result, ferr := decodeResult(m)
+	if !c.seen.add(id, c.cfg.ResultAckWait) {
+		c.call(id, result, ferr)
+	}
+	c.mu.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := m.DoubleAck(ctx); err != nil {
+		c.cfg.Logger.Warn("zealgo: jstask: acknowledge result", "subject", m.Subject(), "err", err)
+	}
+}
+
+// call runs the finish callback; a panic in it is logged.
+func (c *Client) call(id int64, result json.RawMessage, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			c.cfg.Logger.Error("zealgo: jstask: finish callback panicked", "id", id, "panic", fmt.Sprint(p))
+		}
+	}()
+	c.finish(id, result, err)
+}
+
+// decodeResult reads a result message: the result in its body, a
+// failure in its headers.
+func decodeResult(m jetstream.Msg) (int64, json.RawMessage, error) {
+	h := m.Headers()
+	id, _ := strconv.ParseInt(h.Get(hdrID), 10, 64)
+	if h.Get(hdrKind) == "" {
+		return id, json.RawMessage(m.Data()), nil
+	}
+	f := failure{Kind: h.Get(hdrKind)}
+	if err := json.Unmarshal(m.Data(), &f); err != nil {
+		f.Msg = "undecodable failure: " + err.Error()
+	}
+	n, _ := strconv.Atoi(h.Get(hdrDeliveries))
+	return id, nil, &TaskError{ID: id, Handler: h.Get(hdrHandler), Kind: f.Kind, Msg: f.Msg, Deliveries: n}
+}
+
+// seenSet remembers the ids of the tasks whose results were handed over
+// in this process for a while, so that a result redelivered before its
+// acknowledgement landed is not handed over twice.
+type seenSet struct {
+	at    map[int64]time.Time
+	added int
+}
+
+// add records id and reports whether it was already there.
+func (s *seenSet) add(seq int64, ackWait time.Duration) bool {
+	now := time.Now()
+	if s.at == nil {
+		s.at = make(map[int64]time.Time)
+	}
+	if _, ok := s.at[seq]; ok {
+		return true
+	}
+	s.at[seq] = now
+	if s.added++; s.added%1024 == 0 {
+		keep := 10*ackWait + time.Minute
+		for k, t := range s.at {
+			if now.Sub(t) > keep {
+				delete(s.at, k)
+			}
+		}
+	}
+	return false
+}

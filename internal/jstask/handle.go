@@ -1,0 +1,208 @@
+package jstask
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// handle runs one delivered task and records its end. The message is
+// acknowledged only once the result is stored; a worker that dies before
+// leaves it to be delivered again.
+func (w *Worker) handle(ctx context.Context, m jetstream.Msg, run Runner) {
+	meta, err := m.Metadata()
+	if err != nil {
+		w.cfg.Logger.Warn("zealgo: jstask: task without metadata", "subject", m.Subject(), "err", err)
+		_ = m.Term()
+		return
+	}
+	n := int(meta.NumDelivered)
+	t, err := decodeTask(m)
+	switch {
+	case err != nil:
+		w.record(m, t, nil, &TaskError{Kind: KindBadTask, Msg: err.Error()}, n)
+		return
+	case n > w.cfg.MaxDeliver:
+		msg := fmt.Sprintf("given up after %d deliveries: its workers died or stalled", n-1)
+		w.record(m, t, nil, &TaskError{Kind: KindDeliveries, Msg: msg}, n-1)
+		return
+	case n > 1 && w.recorded(t):
+		w.ack(m) // an earlier run stored its result but was not acknowledged
+		return
+	}
+	w.track(m)
+	defer w.untrack(m)
+	stop := w.keepAlive(m)
+	result, err := w.runTask(ctx, t, n, run)
+	if err != nil && ctx.Err() != nil {
+		stop()
+		_ = m.Nak() // cut short by the shutdown: to another worker
+		return
+	}
+	w.record(m, t, result, err, n)
+	stop()
+}
+
+// runTask calls the runner, turning a panic into a TaskError.
+func (w *Worker) runTask(ctx context.Context, t Task, n int, run Runner) (res json.RawMessage, err error) {
+	if w.cfg.MaxRunTime > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, w.cfg.MaxRunTime)
+		defer cancel()
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			res, err = nil, &TaskError{Kind: KindPanic, Msg: fmt.Sprint(p)}
+		}
+	}()
+	return run(ctx, t, n)
+}
+
+// keepAlive renews the message's acknowledgement deadline every third of
+// AckWait until stop is called, or until MaxRunTime has passed.
+func (w *Worker) keepAlive(m jetstream.Msg) (stop func()) {
+	done := make(chan struct{})
+	exited := make(chan struct{})
+	go func() {
+		defer close(exited)
+		tick := time.NewTicker(w.cfg.AckWait / 3)
+		defer tick.Stop()
+		var limit <-chan time.Time
+		if w.cfg.MaxRunTime > 0 {
+			limit = time.After(w.cfg.MaxRunTime)
+		}
+		for {
+			select {
+			case <-done:
+				return
+			case <-limit:
+				return
+			case <-tick.C:
+				if err := m.InProgress(); err != nil {
+					w.cfg.Logger.Debug("zealgo: jstask: renew task", "err", err)
+				}
+			}
+		}
+	}()
+	return func() {
+		close(done)
+		<-exited
+	}
+}
+
+// record stores the end of the task in its dispatcher's results, then
+// acknowledges the task. When the result cannot be stored, the task is
+// left unacknowledged, to be delivered again.
+func (w *Worker) record(m jetstream.Msg, t Task, result json.RawMessage, runErr error, n int) {
+	if t.Instance == "" {
+		w.cfg.Logger.Warn("zealgo: jstask: task without a dispatching instance dropped", "id", t.ID, "err", runErr)
+		_ = m.Term()
+		return
+	}
+	msg := resultMsg(w.n, t, result, runErr, n)
+	deadline := time.Now().Add(2*w.cfg.AckWait + 10*time.Second)
+	for pause := 50 * time.Millisecond; ; pause = min(2*pause, time.Second) {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		_, err := w.js.PublishMsg(ctx, msg, jetstream.WithMsgID(msg.Header.Get(hdrID)), jetstream.WithExpectStream(w.n.results))
+		cancel()
+		switch {
+		case err == nil:
+			w.ack(m)
+			return
+		case errors.Is(err, nats.ErrMaxPayload):
+			msg = resultMsg(w.n, t, nil, &TaskError{Kind: KindResult,
+				Msg: fmt.Sprintf("the result of %d bytes is over the server's bound", len(result))}, n)
+			continue
+		case w.recorded(t):
+			w.ack(m) // the task ran twice; the first result stays
+			return
+		case time.Now().After(deadline):
+			w.cfg.Logger.Warn("zealgo: jstask: result not stored; the task will be delivered again", "id", t.ID, "err", err)
+			return
+		}
+		time.Sleep(pause)
+	}
+}
+
+// recorded reports whether the task's result is already stored.
+func (w *Worker) recorded(t Task) bool {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_, err := w.results.GetLastMsgForSubject(ctx, resultSubject(w.n, t))
+	return err == nil
+}
+
+// ack acknowledges m and waits for the server to confirm.
+func (w *Worker) ack(m jetstream.Msg) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := m.DoubleAck(ctx); err != nil {
+		w.cfg.Logger.Warn("zealgo: jstask: acknowledge task", "subject", m.Subject(), "err", err)
+	}
+}
+
+// decodeTask reads a task message. When the body cannot be decoded, the
+// returned task still holds the id and instance from the headers, so that
+// the failure can be reported.
+func decodeTask(m jetstream.Msg) (Task, error) {
+	var t Task
+	err := json.Unmarshal(m.Data(), &t)
+	if err != nil || t.Instance == "" || t.Handler == "" {
+		h := m.Headers()
+		t.ID, _ = strconv.ParseInt(h.Get(hdrID), 10, 64)
+		t.Instance, t.Handler = h.Get(hdrInstance), h.Get(hdrHandler)
+		if err == nil {
+			err = errors.New("the task names no handler or no instance")
+		}
+		return t, fmt.Errorf("zealgo: jstask: undecodable task: %w", err)
+	}
+	return t, nil
+}
+
+// resultSubject is where the result of t goes.
+func resultSubject(n names, t Task) string {
+	return n.resPref + t.Instance + "." + strconv.FormatInt(t.ID, 10)
+}
+
+// failure is the body of a result message for a failed task.
+type failure struct {
+	Kind string `json:"kind"`
+	Msg  string `json:"msg"`
+}
+
+// resultMsg builds the result message: the result as body, or the
+// failure, marked by a header, as a JSON body.
+func resultMsg(n names, t Task, result json.RawMessage, runErr error, deliveries int) *nats.Msg {
+	msg := nats.NewMsg(resultSubject(n, t))
+	msg.Header.Set(hdrID, strconv.FormatInt(t.ID, 10))
+	msg.Header.Set(hdrHandler, t.Handler)
+	msg.Header.Set(hdrDeliveries, strconv.Itoa(deliveries))
+	if runErr == nil && !json.Valid(result) {
+		if len(result) == 0 {
+			result = json.RawMessage("null")
+		} else {
+			runErr = &TaskError{Kind: KindResult, Msg: "the result is not valid JSON"}
+		}
+	}
+	if runErr == nil {
+		msg.Data = result
+		return msg
+	}
+	var te *TaskError
+	if !errors.As(runErr, &te) {
+		te = &TaskError{Kind: KindError, Msg: runErr.Error()}
+	}
+	kind := te.Kind
+	if kind == "" {
+		kind = KindError
+	}
+	msg.Header.Set(hdrKind, kind)
+	msg.Data, _ = json.Marshal(failure{Kind: kind, Msg: te.Msg})
+	return msg
+}

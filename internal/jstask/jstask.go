@@ -1,0 +1,187 @@
+// Package jstask carries zealgo's tasks on NATS JetStream, between the
+// server instances that dispatch them and the worker processes that run
+// them, on one machine or many.
+//
+// Three streams, named after Config.Prefix (default "zealgo"):
+//
+//	ZEALGO_TASKS    subject zealgo.tasks; a work queue. Dispatch publishes
+//	                each task with its id as de-duplication id (Nats-Msg-Id);
+//	                workers pull it through the durable consumer "workers"
+//	                and acknowledge it only once its result is recorded.
+//	ZEALGO_RESULTS  subjects zealgo.results.<instance>.<id>; one message per
+//	                task (a second is refused), kept for Config.ResultRetention.
+//	                Each instance reads its own subjects through the durable
+//	                consumer "results-<instance>", so that results wait for
+//	                an instance that is down.
+//	ZEALGO_IDS      subject zealgo.ids; its sequence hands out blocks of
+//	                task ids, unique across instances and restarts.
+//
+// A worker that dies mid-task leaves the task unacknowledged: JetStream
+// delivers it again after Config.AckWait, and the runner sees the number
+// of the delivery. A running task's acknowledgement deadline is renewed
+// (InProgress) while it runs. A delivery beyond Config.MaxDeliver is not
+// run: it finishes the task as failed (ErrMaxDeliver).
+package jstask
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"regexp"
+	"strings"
+	"time"
+)
+
+// Task is one task on its way to a worker.
+type Task struct {
+	// ID is the task's id, unique across instances (Client.NextID).
+	ID int64 `json:"id"`
+	// Handler names the task, "/task/<name>".
+	Handler string `json:"handler"`
+	// Args are the task's arguments, JSON-encoded.
+	Args json.RawMessage `json:"args,omitempty"`
+	// RequestID is the id of the request that dispatched the task.
+	RequestID string `json:"request_id,omitempty"`
+	// TraceContext carries the dispatcher's trace (W3C traceparent and
+	// tracestate, for example).
+	TraceContext map[string]string `json:"trace,omitempty"`
+	// Instance is the dispatching instance, where the result goes; set
+	// by Dispatch.
+	Instance string `json:"instance"`
+	// Dispatched is when Dispatch published the task; set by Dispatch.
+	Dispatched time.Time `json:"dispatched"`
+}
+
+// The kinds of failure a TaskError reports. A runner may return a
+// *TaskError of a kind of its own (the host uses "args" and "load").
+const (
+	// KindError: the runner returned an error.
+	KindError = "error"
+	// KindPanic: the runner panicked.
+	KindPanic = "panic"
+	// KindResult: the result could not be recorded (too large).
+	KindResult = "result"
+	// KindDeliveries: the task was delivered Config.MaxDeliver times
+	// without finishing (its workers died or stalled).
+	KindDeliveries = "deliveries"
+	// KindBadTask: the task message could not be decoded.
+	KindBadTask = "task"
+)
+
+// ErrMaxDeliver matches (errors.Is) the TaskError of a task given up
+// after Config.MaxDeliver deliveries.
+var ErrMaxDeliver = errors.New("zealgo: task delivered too many times")
+
+// TaskError is the error the finish callback receives for a task that
+// did not succeed.
+type TaskError struct {
+	ID         int64  // the task's id
+	Handler    string // the task, "/task/<name>"
+	Kind       string // KindError, KindPanic, ... or a runner's own
+	Msg        string // the details
+	Deliveries int    // the deliveries the task had
+}
+
+// Error returns "zealgo: task /task/<name> (id N): <details>".
+func (e *TaskError) Error() string {
+	return fmt.Sprintf("zealgo: task %s (id %d): %s", e.Handler, e.ID, e.Msg)
+}
+
+// Is reports whether target is ErrMaxDeliver and the task was given up
+// after its deliveries.
+func (e *TaskError) Is(target error) bool {
+	return target == ErrMaxDeliver && e.Kind == KindDeliveries
+}
+
+// Config is what dispatchers and workers must agree on. The zero value
+// of each field means its default.
+type Config struct {
+	// Prefix names the streams (upper-cased) and subjects; default
+	// "zealgo". Letters, digits, '_' and '-'.
+	Prefix string
+	// AckWait is how long a delivered task may go without news from its
+	// worker before it is delivered again; default 30s. A running task's
+	// worker renews it every AckWait/3.
+	AckWait time.Duration
+	// MaxDeliver is how many times a task is delivered to run; the next
+	// delivery finishes it as failed with ErrMaxDeliver. Default 5.
+	MaxDeliver int
+	// DuplicateWindow is how long a task id is remembered to drop a
+	// second dispatch of it; default 2m.
+	DuplicateWindow time.Duration
+	// ResultRetention is how long a result waits for its dispatcher and
+	// guards against a second result of the same task; default 24h.
+	ResultRetention time.Duration
+	// ResultAckWait is how long a result delivered to a dispatcher that
+	// died before acknowledging it waits before it is delivered again;
+	// default 30s.
+	ResultAckWait time.Duration
+	// Replicas is the number of copies of each stream in a cluster;
+	// default 1.
+	Replicas int
+	// Logger receives what goes wrong outside a task; default
+	// slog.Default().
+	Logger *slog.Logger
+}
+
+// names are the streams, subjects and consumers of a Config.
+type names struct {
+	tasks, results, ids       string // streams
+	taskSubj, idSubj, resPref string // subjects; resPref + "<instance>.<id>"
+	workers                   string // the workers' durable consumer
+}
+
+var tokenRE = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
+
+// withDefaults checks c and fills in its defaults.
+func (c Config) withDefaults() (Config, error) {
+	if c.Prefix == "" {
+		c.Prefix = "zealgo"
+	}
+	if !tokenRE.MatchString(c.Prefix) {
+		return c, fmt.Errorf("zealgo: jstask: prefix %q: want 1 to 64 letters, digits, '_' or '-'", c.Prefix)
+	}
+	def := func(d *time.Duration, v time.Duration) {
+		if *d <= 0 {
+			*d = v
+		}
+	}
+	def(&c.AckWait, 30*time.Second)
+	def(&c.DuplicateWindow, 2*time.Minute)
+	def(&c.ResultRetention, 24*time.Hour)
+	def(&c.ResultAckWait, 30*time.Second)
+	if c.MaxDeliver <= 0 {
+		c.MaxDeliver = 5
+	}
+	if c.Replicas <= 0 {
+		c.Replicas = 1
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	return c, nil
+}
+
+// names returns the streams, subjects and consumers of c.
+func (c Config) names() names {
+	up := strings.ToUpper(c.Prefix)
+	return names{
+		tasks:    up + "_TASKS",
+		results:  up + "_RESULTS",
+		ids:      up + "_IDS",
+		taskSubj: c.Prefix + ".tasks",
+		idSubj:   c.Prefix + ".ids",
+		resPref:  c.Prefix + ".results.",
+		workers:  "workers",
+	}
+}
+
+// Headers of task and result messages.
+const (
+	hdrID         = "Zealgo-Task-Id"
+	hdrInstance   = "Zealgo-Task-Instance"
+	hdrHandler    = "Zealgo-Task-Handler"
+	hdrKind       = "Zealgo-Task-Fail"
+	hdrDeliveries = "Zealgo-Task-Deliveries"
+)

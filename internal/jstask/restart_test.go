@@ -1,0 +1,152 @@
+package jstask
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/zealgo/zealgo/internal/testutil"
+)
+
+// TestQueuedTasksSurviveServerKill: a server process with tasks queued
+// is killed; restarted on the same data directory, its tasks run, and
+// the dispatcher, still connected, gets their results.
+func TestQueuedTasksSurviveServerKill(t *testing.T) {
+	dir, mark := t.TempDir(), t.TempDir()
+	addr := testutil.FreeAddr(t)
+	port := addr[strings.LastIndexByte(addr, ':')+1:]
+	srvEnv := []string{"JSTASK_DIR=" + dir, "JSTASK_PORT=" + port}
+	srv := startProc(t, "server", srvEnv...)
+	url := "nats://" + addr
+	f := &fixture{t: t, url: url, mark: mark, conn: connect(t, url)}
+	c, o := f.client("a")
+	var ids []int64
+	for i := range 10 {
+		ids = append(ids, dispatch(t, c, "/task/echo", fmt.Sprintf("[%d]", i)))
+	}
+	srv.kill()
+	startProc(t, "server", srvEnv...)
+	f.worker("JSTASK_CONC=4")
+	got := o.wait(t, 20*time.Second, ids...)
+	for i, id := range ids {
+		if got[id].err != nil || !strings.Contains(string(got[id].result), fmt.Sprintf(`"args":[%d]`, i)) {
+			t.Errorf("task %d: %s %v", id, got[id].result, got[id].err)
+		}
+	}
+	after := dispatch(t, c, "/task/echo", `["after"]`)
+	o.wait(t, 10*time.Second, after)
+	o.once(t, append(ids, after)...)
+}
+
+// TestResultsWaitForTheirDispatcher: a dispatcher process is killed
+// after dispatching; its tasks run meanwhile; the dispatcher restarted
+// under the same instance name gets every result, once.
+func TestResultsWaitForTheirDispatcher(t *testing.T) {
+	f := newFixture(t)
+	env := []string{"JSTASK_URL=" + f.url, "JSTASK_INSTANCE=d1"}
+	d := startProc(t, "dispatcher", append(env, "JSTASK_DISPATCH=5")...)
+	d.kill()
+	dispatched := map[int64]bool{}
+	for _, l := range d.outLines("dispatched ") {
+		n, _ := strconv.ParseInt(strings.TrimPrefix(l, "dispatched "), 10, 64)
+		dispatched[n] = true
+	}
+	if len(dispatched) != 5 {
+		t.Fatalf("dispatched %v, want 5 tasks", dispatched)
+	}
+	f.worker("JSTASK_CONC=5")
+	results, err := f.conn.JS.Stream(context.Background(), "ZEALGO_RESULTS")
+	if err != nil {
+		t.Fatal(err)
+	}
+	testutil.WaitFor(t, 15*time.Second, "5 stored results", func() bool {
+		info, err := results.Info(context.Background())
+		return err == nil && info.State.Msgs == 5
+	})
+	d2 := startProc(t, "dispatcher", env...)
+	testutil.WaitFor(t, 10*time.Second, "5 results", func() bool { return len(d2.outLines("finish ")) >= 5 })
+	time.Sleep(2500 * time.Millisecond) // past ResultAckWait: nothing comes again
+	d2.stop(t)
+	finished := map[int64]int{}
+	for _, l := range d2.outLines("finish ") {
+		fields := strings.SplitN(l, " ", 3)
+		id, _ := strconv.ParseInt(fields[1], 10, 64)
+		var res map[string]any
+		if err := json.Unmarshal([]byte(fields[2]), &res); err != nil || res["deliveries"] != 1.0 {
+			t.Errorf("line %q", l)
+		}
+		finished[id]++
+	}
+	if len(finished) != 5 {
+		t.Errorf("finished %v, want the 5 dispatched tasks", finished)
+	}
+	for id := range dispatched {
+		if finished[id] != 1 {
+			t.Errorf("task %d finished %d times in the restarted dispatcher", id, finished[id])
+		}
+	}
+}
+
+// TestThousandTasksWithAWorkerKilledMidLoad: two workers share 1,000
+// tasks; one is killed mid-load and another takes its place. Every task
+// finishes exactly once.
+func TestThousandTasksWithAWorkerKilledMidLoad(t *testing.T) {
+	f := newFixture(t)
+	c, o := f.client("a")
+	w1 := f.worker("JSTASK_CONC=8")
+	f.worker("JSTASK_CONC=8")
+	var ids []int64
+	for range 1000 {
+		ids = append(ids, dispatch(t, c, "/task/sleep", `[20]`))
+	}
+	testutil.WaitFor(t, 20*time.Second, "200 results", func() bool { return o.total() >= 200 })
+	w1.kill()
+	f.worker("JSTASK_CONC=8")
+	got := o.wait(t, 30*time.Second, ids...)
+	again := 0
+	for _, id := range ids {
+		if got[id].err != nil {
+			t.Fatalf("task %d: %v", id, got[id].err)
+		}
+		if decode(t, got[id].result)["deliveries"] != 1.0 {
+			again++
+		}
+	}
+	t.Logf("%d tasks delivered again after the kill", again)
+	o.once(t, ids...)
+}
+
+// TestServerThatLostItsDataIsSetUpAgain: the server comes back with an
+// empty data directory (its streams are gone); dispatchers and workers
+// create them again and go on.
+func TestServerThatLostItsDataIsSetUpAgain(t *testing.T) {
+	addr := testutil.FreeAddr(t)
+	port := addr[strings.LastIndexByte(addr, ':')+1:]
+	srv := startProc(t, "server", "JSTASK_DIR="+t.TempDir(), "JSTASK_PORT="+port)
+	url := "nats://" + addr
+	f := &fixture{t: t, url: url, mark: t.TempDir(), conn: connect(t, url)}
+	c, o := f.client("a")
+	f.worker()
+	first := dispatch(t, c, "/task/echo", `[1]`)
+	o.wait(t, 10*time.Second, first)
+	srv.kill()
+	startProc(t, "server", "JSTASK_DIR="+t.TempDir(), "JSTASK_PORT="+port)
+	var second int64
+	testutil.WaitFor(t, 10*time.Second, "a dispatch after the restart", func() bool {
+		id, err := c.Dispatch(context.Background(), Task{Handler: "/task/echo", Args: json.RawMessage(`[2]`)})
+		second = id
+		return err == nil
+	})
+	other, _ := f.client("b")
+	if id, err := other.NextID(context.Background()); err != nil || id <= first {
+		t.Errorf("a new block after the data loss starts at %d (%v), want more than %d", id, err, first)
+	}
+	got := o.wait(t, 20*time.Second, second)
+	if got[second].err != nil {
+		t.Fatal(got[second].err)
+	}
+}

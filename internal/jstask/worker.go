@@ -1,0 +1,237 @@
+package jstask
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// Runner runs one task: deliveries is 1 on the first delivery and more
+// when the task is delivered again (its earlier worker died or stalled).
+// ctx is cancelled at the worker's shutdown deadline and after
+// WorkerConfig.MaxRunTime. The result must be JSON; a *TaskError
+// returned keeps its Kind, any other error is KindError.
+type Runner func(ctx context.Context, t Task, deliveries int) (json.RawMessage, error)
+
+// WorkerConfig configures a Worker.
+type WorkerConfig struct {
+	Config
+	// Concurrency is how many tasks this worker runs at once: 1 (the
+	// default) runs them one at a time, more runs each in a goroutine of
+	// its own (the coroutine mode). A worker pulls only the tasks it has
+	// room for, so none waits in it while another could run it.
+	Concurrency int
+	// MaxRunTime, when set, bounds a task: its context is cancelled
+	// then, and a task that still runs stops renewing its
+	// acknowledgement deadline, so that it is delivered again.
+	MaxRunTime time.Duration
+	// Grace is how long running tasks may go on after Run's context is
+	// done before their contexts are cancelled; default 10s.
+	Grace time.Duration
+	// PollWait is how long one pull for tasks waits on the server;
+	// default 5s.
+	PollWait time.Duration
+}
+
+// Worker pulls tasks from the work queue and runs them.
+type Worker struct {
+	js      jetstream.JetStream
+	cfg     WorkerConfig
+	n       names
+	cons    jetstream.Consumer
+	results jetstream.Stream
+
+	mu       sync.Mutex
+	inflight map[jetstream.Msg]struct{}
+}
+
+// NewWorker creates or updates the streams and the workers' consumer.
+func NewWorker(ctx context.Context, js jetstream.JetStream, cfg WorkerConfig) (*Worker, error) {
+	var err error
+	if cfg.Config, err = cfg.Config.withDefaults(); err != nil {
+		return nil, err
+	}
+	if cfg.Concurrency <= 0 {
+		cfg.Concurrency = 1
+	}
+	if cfg.Grace <= 0 {
+		cfg.Grace = 10 * time.Second
+	}
+	if cfg.PollWait <= 0 {
+		cfg.PollWait = 5 * time.Second
+	}
+	if err := ensureStreams(ctx, js, cfg.Config); err != nil {
+		return nil, err
+	}
+	w := &Worker{js: js, cfg: cfg, n: cfg.names(), inflight: make(map[jetstream.Msg]struct{})}
+	if w.cons, err = ensureWorkers(ctx, js, cfg.Config); err != nil {
+		return nil, err
+	}
+	if w.results, err = js.Stream(ctx, w.n.results); err != nil {
+		return nil, fmt.Errorf("zealgo: jstask: stream %s: %w", w.n.results, err)
+	}
+	return w, nil
+}
+
+// Run pulls and runs tasks until ctx is done, then lets the running ones
+// finish within WorkerConfig.Grace, cancels their contexts, and returns
+// a second later. A task still running then goes back to the queue. Run
+// returns an error when the NATS connection is closed.
+func (w *Worker) Run(ctx context.Context, run Runner) error {
+	if run == nil {
+		return errors.New("zealgo: jstask: Worker.Run needs a runner")
+	}
+	taskCtx, cancelTasks := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancelTasks()
+	slots := make(chan struct{}, w.cfg.Concurrency)
+	var wg sync.WaitGroup
+	err := w.pull(ctx, slots, func(m jetstream.Msg) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() { <-slots }()
+			w.handle(taskCtx, m, run)
+		}()
+	})
+	w.drain(&wg, cancelTasks)
+	return err
+}
+
+// pull fetches as many tasks as there are free slots, and starts each,
+// until ctx is done or the connection is closed. After a few failed
+// pulls in a row it creates the streams and the consumer again, in case
+// the server lost them.
+func (w *Worker) pull(ctx context.Context, slots chan struct{}, start func(jetstream.Msg)) error {
+	pause, failed := 50*time.Millisecond, 0
+	for {
+		n := acquire(ctx, slots)
+		if n == 0 {
+			return nil
+		}
+		got, err := w.fetch(ctx, n, start)
+		for range n - got {
+			<-slots
+		}
+		switch {
+		case err == nil:
+			pause, failed = 50*time.Millisecond, 0
+			continue
+		case errors.Is(err, nats.ErrConnectionClosed):
+			return fmt.Errorf("zealgo: jstask: pull tasks: %w", err)
+		}
+		w.cfg.Logger.Debug("zealgo: jstask: pull tasks", "err", err)
+		if failed++; failed%3 == 0 {
+			w.reensure(ctx)
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(pause):
+		}
+		pause = min(2*pause, time.Second)
+	}
+}
+
+// reensure creates the streams and the workers' consumer if they are
+// missing.
+func (w *Worker) reensure(ctx context.Context) {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	if err := ensureStreams(ctx, w.js, w.cfg.Config); err != nil {
+		return
+	}
+	if cons, err := ensureWorkers(ctx, w.js, w.cfg.Config); err == nil {
+		w.cons = cons
+	}
+}
+
+// acquire waits for one free slot and takes every other free one; it
+// returns how many it took, 0 when ctx is done.
+func acquire(ctx context.Context, slots chan struct{}) int {
+	select {
+	case slots <- struct{}{}:
+	case <-ctx.Done():
+		return 0
+	}
+	n := 1
+	for n < cap(slots) {
+		select {
+		case slots <- struct{}{}:
+			n++
+		default:
+			return n
+		}
+	}
+	return n
+}
+
+// fetch pulls up to n tasks and starts each as it arrives. When ctx is
+// done, tasks still on their way are given back to the queue.
+func (w *Worker) fetch(ctx context.Context, n int, start func(jetstream.Msg)) (int, error) {
+	batch, err := w.cons.Fetch(n, jetstream.FetchMaxWait(w.cfg.PollWait))
+	if err != nil {
+		return 0, err
+	}
+	got := 0
+	for {
+		select {
+		case m, ok := <-batch.Messages():
+			if !ok {
+				return got, batch.Error()
+			}
+			got++
+			start(m)
+		case <-ctx.Done():
+			go func() {
+				for m := range batch.Messages() {
+					_ = m.Nak()
+				}
+			}()
+			return got, nil
+		}
+	}
+}
+
+// drain waits for the running tasks, cancels their contexts after the
+// grace, and gives back to the queue those that do not return.
+func (w *Worker) drain(wg *sync.WaitGroup, cancelTasks context.CancelFunc) {
+	done := make(chan struct{})
+	go func() {
+		wg.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+		return
+	case <-time.After(w.cfg.Grace):
+	}
+	cancelTasks()
+	select {
+	case <-done:
+		return
+	case <-time.After(time.Second):
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for m := range w.inflight {
+		_ = m.Nak()
+	}
+}
+
+// track and untrack keep the set of running tasks' messages.
+func (w *Worker) track(m jetstream.Msg) {
+	w.mu.Lock()
+	w.inflight[m] = struct{}{}
+	w.mu.Unlock()
+}
+
+func (w *Worker) untrack(m jetstream.Msg) {
+	w.mu.Lock()
+	delete(w.inflight, m)
+	w.mu.Unlock()
+}

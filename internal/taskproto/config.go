@@ -1,0 +1,43 @@
+package taskproto
+
+import "time"
+
+// WorkerConfig is what the server tells a worker in the Init message.
+type WorkerConfig struct {
+	// Root is the application directory.
+	Root string `json:"root"`
+	// DataDir is the application's data directory.
+	DataDir string `json:"data_dir"`
+	// Slot is the worker's number in its pool, from 0.
+	Slot int `json:"slot"`
+	// Coroutine runs each task in a goroutine of its own; without it the
+	// worker runs one task at a time.
+	Coroutine bool `json:"coroutine"`
+	// Dev is the server's development mode.
+	Dev bool `json:"dev"`
+	// Debounce is the quiet period before a changed file is reloaded;
+	// zero keeps the worker's default.
+	Debounce time.Duration `json:"debounce"`
+	// DB is the application's database URL, for the worker's own pool.
+	DB string `json:"db,omitempty"`
+}
+
+// The classes of a failed task, in Message.Fail. A worker sends the first
+// five; a pool uses the last two for tasks that no worker finished.
+const (
+	// FailError: the task func returned a non-nil error.
+	FailError = "error"
+	// FailPanic: the task func panicked.
+	FailPanic = "panic"
+	// FailArgs: the arguments do not fit the func's parameters.
+	FailArgs = "args"
+	// FailLoad: the task file is missing, does not compile or holds no
+	// task func.
+	FailLoad = "load"
+	// FailResult: the result cannot be encoded as JSON, or is too large.
+	FailResult = "result"
+	// FailExited: the worker running the task died, or none could start.
+	FailExited = "exited"
+	// FailShutdown: the server shut down before the task finished.
+	FailShutdown = "shutdown"
+)
