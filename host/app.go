@@ -39,12 +39,15 @@ type App struct {
 	lifecycle    lifecycle // OnStart and OnStop hooks
 	provided     map[reflect.Type]reflect.Value
 	db           dbState // the database pool (db.go)
+	throttleOnce sync.Once
+	throttleMem  *memoryThrottle // the default ThrottleStore (throttle.go)
 
 	initOnce sync.Once
 	initErr  error
 	started  bool
 	worker   bool // this process is a task worker (serveWorker)
 	dirs     appDirs
+	edge     edgeState // time limits, frame headers, cross-origin, proxies (edge.go)
 	echo     *echo.Echo
 	root     http.Handler // outermost layer, global middleware, then echo
 	api      *interp.Cache[*handlerFile]
@@ -163,13 +166,16 @@ func (a *App) setup() error {
 		return err
 	}
 	var err error
+	if err := a.setupEdge(); err != nil {
+		return err
+	}
 	if err := a.setupMiddleware(); err != nil {
 		return err
 	}
 	if a.sessions, err = a.newSessionManager(); err != nil {
 		return err
 	}
-	a.api, err = interp.NewCache(a.buildHandlers(a.dirs.api), a.cacheOptions())
+	a.api, err = interp.NewCache(a.buildHandlers(a.dirs.api), a.servingCacheOptions())
 	if err != nil {
 		return err
 	}
@@ -182,10 +188,10 @@ func (a *App) setup() error {
 }
 
 // newRoot builds the application's handler: the outermost layer
-// (dispatch.go), then the global middleware, each instantiated once here,
-// then the Echo router.
+// (dispatch.go), the cross-origin protection (edge.go), then the global
+// middleware, each instantiated once here, then the Echo router.
 func (a *App) newRoot() http.Handler {
-	return a.outermost(chain(a.echo, a.global))
+	return a.outermost(a.crossOrigin(chain(a.echo, a.global)))
 }
 
 // newEcho builds the Echo router: /api and everything below it go to the

@@ -46,6 +46,13 @@ import (
 //	--db URL              the database, sqlite:PATH or postgres://... (default
 //	                      Config.DB, else $ZEALGO_DB, else SQLite
 //	                      <data>/app.db); see App.DB
+//	--max-body SIZE       largest request body a handler reads (default 8M)
+//	--body-timeout D      close a body that makes no progress for D (default 60s)
+//	--write-timeout D     cut a response not sent within D of the start or
+//	                      of the last flush (default 60s)
+//	--trusted-origins L   origins allowed to send unsafe cross-origin requests
+//	--trusted-proxies L   CIDRs of proxies whose X-Forwarded-* are believed
+//	--frame-ancestors S   CSP frame-ancestors (default 'none'; "" for none)
 //
 // The environment variables ZEALGO_SESSION_SECRET (SessionSecretEnv),
 // ZEALGO_SESSION_REDIS (SessionRedisEnv), ZEALGO_BASIC_AUTH
@@ -134,6 +141,7 @@ func (a *App) cmdServe(ctx context.Context, args []string, stdout, stderr io.Wri
 	fs.BoolVar(&a.cfg.TaskEnableCoroutine, "task-coroutine", a.cfg.TaskEnableCoroutine, "run each task in its own goroutine")
 	fs.BoolVar(&a.cfg.Dev, "dev", a.cfg.Dev, "development mode: show compile errors with source in pages")
 	applyDB := a.dbFlag(fs)
+	a.edgeFlags(fs) // --max-body, --body-timeout, --write-timeout, --trusted-origins, --trusted-proxies, --frame-ancestors
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}

@@ -2,8 +2,8 @@ package interp
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"sync"
 	"sync/atomic"
@@ -30,7 +30,16 @@ type CacheOptions struct {
 	// IdleTTL, if positive, drops the value of a file not asked for within
 	// it; the file is built again on its next Get. Zero means never.
 	IdleTTL time.Duration
+	// KeepLastGood keeps the value of a file that built when a rebuild
+	// after a change fails: Get returns it until a rebuild succeeds or the
+	// file is removed, and OnReload receives the build error wrapping
+	// ErrKeptLastGood. Without it, the failure replaces the value.
+	KeepLastGood bool
 }
+
+// ErrKeptLastGood is wrapped in the error OnReload receives when
+// KeepLastGood kept the previous value of a file that failed to rebuild.
+var ErrKeptLastGood = errors.New("the last version that built keeps serving")
 
 // Cache holds one built value per file. A file is built on its first Get;
 // when it changes on disk a fresh value is built and swapped in atomically,
@@ -54,9 +63,9 @@ type entry[T any] struct {
 	build sync.Mutex // one build of a file at a time
 	cur   atomic.Pointer[result[T]]
 	used  atomic.Int64 // unix nanoseconds of the last Get
-	// emptyWait is set while a working value is kept because its file was
-	// caught empty, as an editor's save truncates before it writes.
-	emptyWait bool
+	// secondLook is set while a working value is kept because a rebuild
+	// failed, as it does on a file caught in the middle of a save.
+	secondLook bool
 }
 
 type result[T any] struct {
@@ -265,18 +274,18 @@ func (c *Cache[T]) changed(path string) {
 	c.timers[path] = time.AfterFunc(c.opts.Debounce, func() { c.rebuild(path) })
 }
 
-// emptyRecheck is how long a file caught empty while it had a working
-// value is given to get its content before its build error is kept.
-const emptyRecheck = 100 * time.Millisecond
+// secondLookDelay is how long a file whose rebuild failed while it had a
+// working value is given to be saved whole before the failure counts.
+const secondLookDelay = 100 * time.Millisecond
 
 // midSave reports whether a failed rebuild of path should keep the working
-// value of e for now: the file is empty, as it is between the truncation
-// and the write of a save, and was not empty on the previous look. It then
-// schedules a second look; a write meanwhile replaces it with a rebuild.
-// Called with e.build held.
+// value of e for now: the file may be in the middle of a save (truncated,
+// written in parts, or moved away while a new one is written), and had no
+// second look since it last built. It
+// then schedules the second look; a write meanwhile replaces it with a
+// rebuild. Called with e.build held.
 func (c *Cache[T]) midSave(path string, e *entry[T]) bool {
-	fi, err := os.Stat(path)
-	if err != nil || fi.Size() != 0 || e.emptyWait {
+	if e.secondLook {
 		return false
 	}
 	if r := e.cur.Load(); r == nil || r.err != nil {
@@ -287,11 +296,11 @@ func (c *Cache[T]) midSave(path string, e *entry[T]) bool {
 	if c.closed || c.entries[path] != e {
 		return false
 	}
-	e.emptyWait = true
+	e.secondLook = true
 	if t := c.timers[path]; t != nil {
 		return true // a newer change is already scheduled
 	}
-	c.timers[path] = time.AfterFunc(max(emptyRecheck, c.opts.Debounce), func() { c.rebuild(path) })
+	c.timers[path] = time.AfterFunc(max(secondLookDelay, c.opts.Debounce), func() { c.rebuild(path) })
 	return true
 }
 
@@ -309,10 +318,13 @@ func (c *Cache[T]) rebuild(path string) {
 		e.build.Unlock()
 		return
 	}
-	e.emptyWait = false
-	if errors.Is(err, fs.ErrNotExist) {
+	e.secondLook = false
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
 		c.drop(path, e)
-	} else {
+	case err != nil && c.opts.KeepLastGood && e.cur.Load() != nil && e.cur.Load().err == nil:
+		err = fmt.Errorf("%w; %w", err, ErrKeptLastGood)
+	default:
 		e.cur.Store(&result[T]{val: v, err: err})
 	}
 	e.build.Unlock()
