@@ -5,6 +5,7 @@ package main
 import (
 	"errors"
 	"net/http"
+	"strings"
 
 	"github.com/zealgo/zealgo/host"
 	"github.com/zealgo/zealgo/sample/store"
@@ -16,17 +17,27 @@ import (
 // the notes page (a browser: api.PrefersHTML); any other client gets
 // {"user_id","username"} instead. A
 // wrong username and a wrong password get the same 401, after the same
-// work (a bcrypt verification either way).
+// work (a bcrypt verification either way). Failures are throttled per
+// client address and per username (App.Throttle: 5 a minute by default),
+// then every attempt gets 429 with Retry-After, the right password too.
 var post = func(api *host.API, s *store.Store) any {
 	username := api.Req.Field("username")
 	password := api.Req.Field("password")
+	throttle := api.App().Throttle("login")
+	keys := []string{"addr:" + api.ClientIP(), "user:" + strings.ToLower(username)}
+	if e := throttle.Check(keys...); e != nil {
+		api.Res.Header().Set("Retry-After", e.Header.Get("Retry-After"))
+		return authError(api, e.Status, e.Code, e.Hint)
+	}
 	id, err := s.CheckLogin(api.Context(), username, password)
 	if errors.Is(err, store.ErrBadCredentials) { // also an empty username or password
+		throttle.Fail(keys...)
 		return authError(api, http.StatusUnauthorized, "invalid_credentials", "Wrong username or password.")
 	}
 	if err != nil {
 		return err // 500 internal_error; the log has the details
 	}
+	throttle.Reset(keys[1]) // the username's failures; the address keeps its own
 	g := api.G()
 	if err := g.Session.Rotate(); err != nil { // a new session id, against fixation
 		return err

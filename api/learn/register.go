@@ -5,6 +5,7 @@ package main
 import (
 	"errors"
 	"net/http"
+	"strings"
 
 	"github.com/zealgo/zealgo/host"
 	"github.com/zealgo/zealgo/sample/store"
@@ -16,15 +17,25 @@ import (
 // redirects to a browser (api.PrefersHTML) the notes page; any other
 // client gets 201 {"user_id", "username"} instead. A taken username is 409,
 // a broken rule 422: an auth-error paragraph for a browser, {"error",
-// "hint"} for any other client.
+// "hint"} for any other client. Failures are throttled per client address
+// and per username (App.Throttle), then every attempt gets 429 with
+// Retry-After.
 var post = func(api *host.API, s *store.Store) any {
 	username := api.Req.Field("username")
 	password := api.Req.Field("password")
+	throttle := api.App().Throttle("register")
+	keys := []string{"addr:" + api.ClientIP(), "user:" + strings.ToLower(username)}
+	if e := throttle.Check(keys...); e != nil {
+		api.Res.Header().Set("Retry-After", e.Header.Get("Retry-After"))
+		return authError(api, e.Status, e.Code, e.Hint)
+	}
 	if v := store.ValidateCredentials(username, password); v != nil {
+		throttle.Fail(keys...)
 		return authError(api, http.StatusUnprocessableEntity, v.Code, v.Message)
 	}
 	id, err := s.CreateAccount(api.Context(), username, password)
 	if errors.Is(err, store.ErrUsernameTaken) {
+		throttle.Fail(keys...)
 		return authError(api, http.StatusConflict, "username_taken", "That username is taken. Choose another one.")
 	}
 	if err != nil {
