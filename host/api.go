@@ -104,7 +104,7 @@ func (a *API) SetContentType(t string) { a.Res.Header().Set("Content-Type", t) }
 // form fields, cookies and server variables.
 func (a *API) G() *RequestContext {
 	if a.g == nil {
-		g := contextOf(a.r) // not RequestContextOf: the input step has read the body
+		g := contextOf(a.r) // not RequestContextOf: G reads no body (input.go)
 		if g == nil {
 			g = newRequestContext(a.app, a.r, nil)
 		}

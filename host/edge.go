@@ -180,23 +180,48 @@ func (a *App) applyEdge(w http.ResponseWriter, r *http.Request, st *reqState) {
 	if a.cfg.WriteTimeout <= 0 && a.cfg.BodyTimeout <= 0 {
 		return
 	}
-	rc := http.NewResponseController(w)
+	dl := deadlinesOf(w)
+	if dl == nil {
+		return
+	}
 	now := time.Now()
 	if a.cfg.WriteTimeout > 0 {
-		_ = rc.SetWriteDeadline(now.Add(a.cfg.WriteTimeout))
+		_ = dl.SetWriteDeadline(now.Add(a.cfg.WriteTimeout))
 	}
 	if a.cfg.BodyTimeout > 0 && r.Body != nil && r.Body != http.NoBody {
-		if rc.SetReadDeadline(now.Add(a.cfg.BodyTimeout)) == nil {
-			r.Body = &timedBody{ReadCloser: r.Body, rc: rc, timeout: a.cfg.BodyTimeout}
+		if dl.SetReadDeadline(now.Add(a.cfg.BodyTimeout)) == nil {
+			r.Body = &timedBody{ReadCloser: r.Body, dl: dl, timeout: a.cfg.BodyTimeout}
 		}
 	}
+}
+
+// deadliner sets the deadlines of a response's connection: net/http's
+// own ResponseWriter, or an http.ResponseController.
+type deadliner interface {
+	SetReadDeadline(time.Time) error
+	SetWriteDeadline(time.Time) error
+}
+
+// deadlinesOf returns what sets the deadlines of w's connection, or nil
+// for a writer that has none (a recorder in a test), without the error
+// value http.ResponseController would make for it on every call.
+func deadlinesOf(w http.ResponseWriter) deadliner {
+	switch x := w.(type) {
+	case deadliner:
+		return x
+	case interface{ Unwrap() http.ResponseWriter }:
+		return http.NewResponseController(w)
+	}
+	return nil
 }
 
 // noWriteDeadline lifts the write deadline for a response that is sent by
 // the kernel from a file (static files), whose size alone decides how
 // long it takes.
 func noWriteDeadline(w http.ResponseWriter) {
-	_ = http.NewResponseController(w).SetWriteDeadline(time.Time{})
+	if dl := deadlinesOf(w); dl != nil {
+		_ = dl.SetWriteDeadline(time.Time{})
+	}
 }
 
 // timedBody is a request body whose every read must make progress within
@@ -205,16 +230,16 @@ func noWriteDeadline(w http.ResponseWriter) {
 // that goes away, and a deadline would end the request's context).
 type timedBody struct {
 	io.ReadCloser
-	rc      *http.ResponseController
+	dl      deadliner
 	timeout time.Duration
 }
 
 func (b *timedBody) Read(p []byte) (int, error) {
-	_ = b.rc.SetReadDeadline(time.Now().Add(b.timeout))
+	_ = b.dl.SetReadDeadline(time.Now().Add(b.timeout))
 	n, err := b.ReadCloser.Read(p)
 	switch {
 	case err == io.EOF:
-		_ = b.rc.SetReadDeadline(time.Time{})
+		_ = b.dl.SetReadDeadline(time.Time{})
 	case errors.Is(err, os.ErrDeadlineExceeded):
 		err = fmt.Errorf("%w: %w", errBodyTimeout, err)
 	}

@@ -114,15 +114,16 @@ type RequestContext struct {
 	// (application/x-www-form-urlencoded) or multipart (multipart/form-data)
 	// body of a POST, PUT or PATCH request, as the handler's input step
 	// parses them; the file parts of a multipart body are not in it, nor is a
-	// JSON body (see API.Input and Request.Field).
+	// JSON body (see API.Input and Request.Field). In a handler, API.G fills
+	// it for a file that names Post (input.go); it reads no body itself.
 	//
 	// Middleware sees the fields too, without taking the body from the
 	// handler: the first RequestContextOf call of a request reads the body,
 	// at most Config.MaxBodyBytes of it, and puts it back whole, so that the
 	// handler reads the same bytes. A body over that limit, or one that
 	// cannot be read or parsed, leaves Post empty in middleware, and the
-	// handler's input step answers for it as usual (413 request_too_large,
-	// 400 invalid_body). Middleware that replaces the request body should
+	// handler's input step answers for it as usual, if the handler reads
+	// its input (413 request_too_large, 400 invalid_body). Middleware that replaces the request body should
 	// do so before calling RequestContextOf. Called for the first time after
 	// the handler has read its input, RequestContextOf does not read the
 	// body again: Post then holds what the handler's API.G gave it, if it

@@ -116,7 +116,9 @@ func (r *Response) extendWrite(flush bool) {
 		return
 	}
 	r.extended = now
-	_ = http.NewResponseController(r.Parent).SetWriteDeadline(now.Add(r.writeTimeout))
+	if dl := deadlinesOf(r.Parent); dl != nil {
+		_ = dl.SetWriteDeadline(now.Add(r.writeTimeout))
+	}
 }
 
 // Unwrap returns Parent, for http.ResponseController.
