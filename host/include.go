@@ -63,7 +63,6 @@ func (a *API) include(page string) (any, error) {
 	}
 	if f.input {
 		a.input() // the page names a field that holds the input
-		a.Req.post()
 	}
 	sub := &API{Input: a.Input, Req: a.Req, Res: a.Res, app: a.app, r: a.r.WithContext(ctx), g: a.G(),
 		in: a.in, inputSet: a.inputSet}

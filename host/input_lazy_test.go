@@ -180,3 +180,17 @@ func TestInputLimits(t *testing.T) {
 		t.Errorf("a handler went on past an input it could not read, or a panic was logged:\n%s", logs)
 	}
 }
+
+// TestInputIncludedPage: a page included by one that never reads its
+// input still finds Input filled when it names it.
+func TestInputIncludedPage(t *testing.T) {
+	ta := newTestApp(t, map[string]string{
+		"public/outer.go":         pageHead + "var outer = func(api *host.API) any { return api.Include(\"/partials/echo\") }\n",
+		"public/partials/echo.go": pageHead + "var echo = func(api *host.API) any { return map[string]any{\"in\": api.Input} }\n",
+	})
+	resp, body := do(t, nil, "POST", ta.srv.URL+"/outer?q=1", strings.NewReader("a=<b>x</b>"),
+		"Content-Type", "application/x-www-form-urlencoded", "Accept", "application/json")
+	if resp.StatusCode != 200 || body != `{"in":{"a":"x","q":"1"}}` {
+		t.Errorf("%d %s", resp.StatusCode, body)
+	}
+}
