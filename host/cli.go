@@ -48,8 +48,8 @@ import (
 //	                      <data>/app.db); see App.DB
 //	--max-body SIZE       largest request body a handler reads (default 8M)
 //	--body-timeout D      close a body that makes no progress for D (default 60s)
-//	--write-timeout D     cut a response not sent within D of the start or
-//	                      of the last flush (default 60s)
+//	--write-timeout D     cut a response not sent within D of its start or
+//	                      of its last flush (default 60s)
 //	--trusted-origins L   origins allowed to send unsafe cross-origin requests
 //	--trusted-proxies L   CIDRs of proxies whose X-Forwarded-* are believed
 //	--frame-ancestors S   CSP frame-ancestors (default 'none'; "" for none)

@@ -59,11 +59,13 @@ type Config struct {
 	// sets it.
 	BodyTimeout time.Duration
 	// WriteTimeout bounds how long the response of a handler or page may
-	// take to reach the client, counted from the start of the request and
-	// again from each flush of a stream (and each second of a response
-	// written through past its buffer), so that a client that stops
-	// reading cannot hold the connection. Static files are not bounded.
-	// Default 60s; 0: no limit. The serve flag --write-timeout sets it.
+	// take to reach the client, counted from the moment it starts (its
+	// header is sent) and again from each flush of a stream (and each
+	// second of a response written through past its buffer), so that a
+	// client that stops reading cannot hold the connection; the time the
+	// handler computes before does not count. Static files are not
+	// bounded. Default 60s; 0: no limit. The serve flag --write-timeout
+	// sets it.
 	WriteTimeout time.Duration
 	// TrustedOrigins are origins (scheme://host[:port]) from which
 	// browsers may send unsafe requests (POST, PUT, DELETE, PATCH) across

@@ -146,6 +146,7 @@ func (a *App) invoke(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	in.init(r, q, &a.cfg)
 	defer in.close()
+	defer res.endWrite()
 	*api = API{app: a, r: r, Res: res, in: in}
 	inv.req = Request{Get: q, Header: r.Header, Parent: r, in: in}
 	api.Req = &inv.req

@@ -19,10 +19,10 @@ import (
 // once from the Config (setupEdge, called by App.setup) and applied by the
 // outermost layer (dispatch.go).
 //
-//   - Time limits: a write deadline for the response (Config.WriteTimeout;
-//     Response extends it at each flush), and for a request with a body a
-//     read deadline that every read of the body extends
-//     (Config.BodyTimeout).
+//   - Time limits: for a request with a body, a read deadline that every
+//     read of the body extends (Config.BodyTimeout). The write deadline of
+//     a handler's response (Config.WriteTimeout) is the Response's
+//     (response.go): set when it starts sending, moved at each flush.
 //   - Frame headers: Content-Security-Policy: frame-ancestors and
 //     X-Frame-Options (Config.FrameAncestors), set before the handler runs,
 //     so that a handler that sets its own keeps it.
@@ -165,7 +165,7 @@ func (a *App) isHTTPS(r *http.Request) bool {
 }
 
 // applyEdge sets, at the start of a request, the frame headers and the
-// time limits of the connection. The header values live in st, so that
+// body's time limit. The header values live in st, so that
 // setting them costs no allocation.
 func (a *App) applyEdge(w http.ResponseWriter, r *http.Request, st *reqState) {
 	h := w.Header()
@@ -177,21 +177,11 @@ func (a *App) applyEdge(w http.ResponseWriter, r *http.Request, st *reqState) {
 		st.frameHeaders[1] = a.edge.xfo
 		h["X-Frame-Options"] = st.frameHeaders[1:2:2]
 	}
-	if a.cfg.WriteTimeout <= 0 && a.cfg.BodyTimeout <= 0 {
+	if a.cfg.BodyTimeout <= 0 || r.Body == nil || r.Body == http.NoBody {
 		return
 	}
-	dl := deadlinesOf(w)
-	if dl == nil {
-		return
-	}
-	now := time.Now()
-	if a.cfg.WriteTimeout > 0 {
-		_ = dl.SetWriteDeadline(now.Add(a.cfg.WriteTimeout))
-	}
-	if a.cfg.BodyTimeout > 0 && r.Body != nil && r.Body != http.NoBody {
-		if dl.SetReadDeadline(now.Add(a.cfg.BodyTimeout)) == nil {
-			r.Body = &timedBody{ReadCloser: r.Body, dl: dl, timeout: a.cfg.BodyTimeout}
-		}
+	if dl := deadlinesOf(w); dl != nil && dl.SetReadDeadline(time.Now().Add(a.cfg.BodyTimeout)) == nil {
+		r.Body = &timedBody{ReadCloser: r.Body, dl: dl, timeout: a.cfg.BodyTimeout}
 	}
 }
 
@@ -213,15 +203,6 @@ func deadlinesOf(w http.ResponseWriter) deadliner {
 		return http.NewResponseController(w)
 	}
 	return nil
-}
-
-// noWriteDeadline lifts the write deadline for a response that is sent by
-// the kernel from a file (static files), whose size alone decides how
-// long it takes.
-func noWriteDeadline(w http.ResponseWriter) {
-	if dl := deadlinesOf(w); dl != nil {
-		_ = dl.SetWriteDeadline(time.Time{})
-	}
 }
 
 // timedBody is a request body whose every read must make progress within
@@ -260,7 +241,7 @@ func (a *App) edgeFlags(fs *flag.FlagSet) {
 	fs.DurationVar(&a.cfg.BodyTimeout, "body-timeout", a.cfg.BodyTimeout,
 		"close a request whose body makes no progress for this long (0: no limit)")
 	fs.DurationVar(&a.cfg.WriteTimeout, "write-timeout", a.cfg.WriteTimeout,
-		"cut a response that does not reach the client within this long from the start or from the last flush (0: no limit)")
+		"cut a handler's response that does not reach the client within this long of its start or of its last flush (0: no limit)")
 	fs.Func("trusted-origins", "comma-separated `ORIGINS` (https://app.example) allowed to send unsafe cross-origin requests; * turns the check off",
 		func(s string) error { a.cfg.TrustedOrigins = splitList(s); return nil })
 	fs.Func("trusted-proxies", "comma-separated `CIDRS` of reverse proxies whose X-Forwarded-For and X-Forwarded-Proto are believed",

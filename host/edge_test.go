@@ -116,7 +116,27 @@ var flood = func(api *host.API) any {
 	}
 }
 `,
+		"api/w/slow.go": `package main
+
+import (
+	"time"
+
+	"github.com/zealgo/zealgo/host"
+)
+
+var slow = func(api *host.API) any {
+	time.Sleep(600 * time.Millisecond)
+	return map[string]any{"done": true}
+}
+`,
 	}, host.WithConfig(func(c *host.Config) { c.WriteTimeout = 300 * time.Millisecond }))
+	// The time a handler computes before it answers does not count, and a
+	// deadline does not outlive its response on a kept-alive connection.
+	for i := 0; i < 2; i++ {
+		if resp, body := do(t, nil, "GET", ta.srv.URL+"/api/w/slow", nil); resp.StatusCode != 200 || body != `{"done":true}` {
+			t.Fatalf("a handler slower than the write timeout: %d %q", resp.StatusCode, body)
+		}
+	}
 	resp, err := http.Get(ta.srv.URL + "/api/w/trickle")
 	if err != nil {
 		t.Fatal(err)

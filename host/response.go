@@ -102,11 +102,12 @@ func (r *Response) Flush() {
 	_ = http.NewResponseController(r.Parent).Flush()
 }
 
-// extendWrite moves the connection's write deadline (Config.WriteTimeout,
-// set when the request began) to WriteTimeout from now: at every flush,
-// and at most once a second for writes past the buffer, so that a
-// response that keeps moving is never cut, and one whose client stopped
-// reading is.
+// extendWrite moves the connection's write deadline to
+// Config.WriteTimeout from now: when the response starts (commit,
+// handOver), at every flush, and at most once a second for writes past the
+// buffer, so that a response that keeps moving is never cut, and one whose
+// client stopped reading is. However long the handler computed before it
+// does not count.
 func (r *Response) extendWrite(flush bool) {
 	if r.writeTimeout <= 0 {
 		return
@@ -118,6 +119,17 @@ func (r *Response) extendWrite(flush bool) {
 	r.extended = now
 	if dl := deadlinesOf(r.Parent); dl != nil {
 		_ = dl.SetWriteDeadline(now.Add(r.writeTimeout))
+	}
+}
+
+// endWrite lifts the write deadline extendWrite set, when the handler call
+// ends, so that it cannot cut the next response on the connection.
+func (r *Response) endWrite() {
+	if r.extended.IsZero() {
+		return
+	}
+	if dl := deadlinesOf(r.Parent); dl != nil {
+		_ = dl.SetWriteDeadline(time.Time{})
 	}
 }
 
@@ -170,6 +182,7 @@ func (r *Response) handOver() (http.ResponseWriter, error) {
 		}
 	}
 	r.committed = true
+	r.extendWrite(true) // the handler writes the rest itself
 	return r.Parent, nil
 }
 
@@ -184,6 +197,7 @@ func (r *Response) commit() error {
 		f(r)
 	}
 	r.committed = true
+	r.extendWrite(true)
 	r.Parent.WriteHeader(r.Status())
 	if r.buf == nil {
 		return nil

@@ -127,7 +127,6 @@ func (a *App) serveStatic(w http.ResponseWriter, r *http.Request, f *os.File, fi
 		h["Etag"] = []string{etag(fi)}
 	}
 	h["X-Content-Type-Options"] = []string{"nosniff"}
-	noWriteDeadline(w) // sendfile: the size decides how long it takes
 	http.ServeContent(w, r, fi.Name(), fi.ModTime(), f)
 }
 
