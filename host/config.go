@@ -99,9 +99,10 @@ type Config struct {
 	// the limit hold across them.
 	ThrottleStore ThrottleStore
 	// ReloadDebounce is how long a changed file must stay quiet before it
-	// is recompiled. Default 10ms. A version that fails to compile while a
-	// working one serves gets a second look 100ms later (a save written in
-	// parts); then, with Dev, its error is shown, and without Dev the
+	// is recompiled. Default 10ms. A handler or page file that fails to
+	// compile while a working version serves counts only once the file has
+	// stayed unchanged for 100ms (a save written in parts gets its next
+	// part first); then, with Dev, its error is shown, and without Dev the
 	// working version keeps serving and the error is logged.
 	ReloadDebounce time.Duration
 	// ShutdownTimeout bounds a graceful shutdown. Default 10s.

@@ -63,9 +63,9 @@ type entry[T any] struct {
 	build sync.Mutex // one build of a file at a time
 	cur   atomic.Pointer[result[T]]
 	used  atomic.Int64 // unix nanoseconds of the last Get
-	// secondLook is set while a working value is kept because a rebuild
-	// failed, as it does on a file caught in the middle of a save.
-	secondLook bool
+	// changed is when the watcher last saw the file change (unix
+	// nanoseconds): a failed rebuild counts only after a quiet period.
+	changed atomic.Int64
 }
 
 type result[T any] struct {
@@ -264,9 +264,11 @@ func (c *Cache[T]) watch() {
 func (c *Cache[T]) changed(path string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.closed || c.entries[path] == nil {
+	e := c.entries[path]
+	if c.closed || e == nil {
 		return
 	}
+	e.changed.Store(time.Now().UnixNano())
 	if t := c.timers[path]; t != nil {
 		t.Reset(c.opts.Debounce)
 		return
@@ -274,20 +276,19 @@ func (c *Cache[T]) changed(path string) {
 	c.timers[path] = time.AfterFunc(c.opts.Debounce, func() { c.rebuild(path) })
 }
 
-// secondLookDelay is how long a file whose rebuild failed while it had a
-// working value is given to be saved whole before the failure counts.
+// secondLookDelay is how long a file must stay unchanged before a failed
+// rebuild replaces (or, with KeepLastGood, is reported against) a working
+// value: a file caught in the middle of a save (truncated, written in
+// parts, or moved away while a new one is written) gets its next part
+// first.
 const secondLookDelay = 100 * time.Millisecond
 
 // midSave reports whether a failed rebuild of path should keep the working
-// value of e for now: the file may be in the middle of a save (truncated,
-// written in parts, or moved away while a new one is written), and had no
-// second look since it last built. It
-// then schedules the second look; a write meanwhile replaces it with a
-// rebuild. Called with e.build held.
+// value of e for now: the file changed again while it was built (a
+// rebuild is scheduled: rebuild dropped its own timer when it began), or
+// changed less than secondLookDelay ago; then a second look is scheduled
+// for when that time is up. Called with e.build held.
 func (c *Cache[T]) midSave(path string, e *entry[T]) bool {
-	if e.secondLook {
-		return false
-	}
 	if r := e.cur.Load(); r == nil || r.err != nil {
 		return false
 	}
@@ -296,11 +297,14 @@ func (c *Cache[T]) midSave(path string, e *entry[T]) bool {
 	if c.closed || c.entries[path] != e {
 		return false
 	}
-	e.secondLook = true
-	if t := c.timers[path]; t != nil {
-		return true // a newer change is already scheduled
+	if c.timers[path] != nil {
+		return true // a newer change is scheduled
 	}
-	c.timers[path] = time.AfterFunc(max(secondLookDelay, c.opts.Debounce), func() { c.rebuild(path) })
+	wait := max(secondLookDelay, c.opts.Debounce) - time.Since(time.Unix(0, e.changed.Load()))
+	if wait <= 0 {
+		return false
+	}
+	c.timers[path] = time.AfterFunc(wait, func() { c.rebuild(path) })
 	return true
 }
 
@@ -318,7 +322,6 @@ func (c *Cache[T]) rebuild(path string) {
 		e.build.Unlock()
 		return
 	}
-	e.secondLook = false
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		c.drop(path, e)
