@@ -40,6 +40,8 @@ type App struct {
 	lifecycle    lifecycle       // OnStart and OnStop hooks
 	provided     map[reflect.Type]reflect.Value
 	db           dbState // the database pool (db.go)
+	throttleOnce sync.Once
+	throttleMem  *memoryThrottle // the default ThrottleStore (throttle.go)
 
 	sup superviseState // crash isolation (supervise.go)
 
@@ -49,6 +51,7 @@ type App struct {
 	worker   bool // this process is a task worker (serveWorker)
 	checking bool // zealgo check runs: compile warnings are its output, not the log's
 	dirs     appDirs
+	edge     edgeState // time limits, frame headers, cross-origin, proxies (edge.go)
 	echo     *echo.Echo
 	root     http.Handler // outermost layer, global middleware, then echo
 	api      *interp.Cache[*handlerFile]
@@ -170,13 +173,16 @@ func (a *App) setup() error {
 		return err
 	}
 	var err error
+	if err := a.setupEdge(); err != nil {
+		return err
+	}
 	if err := a.setupMiddleware(); err != nil {
 		return err
 	}
 	if a.sessions, err = a.newSessionManager(); err != nil {
 		return err
 	}
-	a.api, err = interp.NewCache(a.buildHandlers(a.dirs.api), a.cacheOptions())
+	a.api, err = interp.NewCache(a.buildHandlers(a.dirs.api), a.servingCacheOptions())
 	if err != nil {
 		return err
 	}
@@ -188,11 +194,11 @@ func (a *App) setup() error {
 	return a.startTasks()
 }
 
-// newRoot builds the application's handler: the outermost layer
-// (dispatch.go), then the global middleware, each instantiated once here,
-// then the Echo router.
+// newRoot builds the application's handler: the execution limit
+// (exectime.go), the outermost layer (dispatch.go), the cross-origin protection (edge.go), then the global
+// middleware, each instantiated once here, then the Echo router.
 func (a *App) newRoot() http.Handler {
-	return a.execLimit(a.outermost(chain(a.echo, a.global)))
+	return a.execLimit(a.outermost(a.crossOrigin(chain(a.echo, a.global))))
 }
 
 // newEcho builds the Echo router: /api and everything below it go to the

@@ -13,6 +13,7 @@ package learn
 
 import (
 	"net/http"
+	"strings"
 
 	"github.com/zealgo/zealgo/host"
 )
@@ -63,3 +64,30 @@ func SeeOther(api *host.API, loc string) int {
 	api.Res.Header().Set("Location", loc)
 	return http.StatusSeeOther
 }
+
+// Guard is the throttle of one form ("login", "register") for one
+// attempt: failures count per client address and per username
+// (App.Throttle, 5 a minute by default), and past the limit every attempt
+// gets 429 with Retry-After, the right password too.
+type Guard struct {
+	throttle *host.Throttle
+	keys     []string // the address's and the lower-cased username's
+}
+
+// Throttle returns the Guard of the attempt to post form as name, and the
+// 429 answer when the attempt is refused (else nil).
+func Throttle(api *host.API, name string, form Form, username string) (*Guard, any) {
+	g := &Guard{throttle: api.App().Throttle(name),
+		keys: []string{"addr:" + api.ClientIP(), "user:" + strings.ToLower(username)}}
+	if e := g.throttle.Check(g.keys...); e != nil {
+		api.Res.Header().Set("Retry-After", e.Header.Get("Retry-After"))
+		return g, AuthFailed(api, form, e.Status, e.Code, e.Hint)
+	}
+	return g, nil
+}
+
+// Fail counts a failed attempt.
+func (g *Guard) Fail() { g.throttle.Fail(g.keys...) }
+
+// Succeed forgets the username's failures; the address keeps its own.
+func (g *Guard) Succeed() { g.throttle.Reset(g.keys[1]) }
