@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/glebarez/sqlite"
+	"github.com/zealgo/zealgo/internal/sqldb"
 	"golang.org/x/crypto/bcrypt"
 	"gorm.io/gorm"
 	"gorm.io/gorm/logger"
@@ -26,9 +27,9 @@ import (
 // FileName is the name of the database file inside the data directory.
 const FileName = "zealgo.db"
 
-// BusyTimeout is how long a statement waits for another connection's
-// write lock before it fails.
-const BusyTimeout = 5 * time.Second
+// BusyTimeout is how long a write waits for the write lock, held by
+// another write of the pool or by another process, before it fails.
+const BusyTimeout = sqldb.BusyTimeout
 
 // ErrNotOpen is returned by a Store that has not been opened, or has been
 // closed.
@@ -62,7 +63,9 @@ func Open(path string) (*Store, error) {
 
 // Open opens (creating it if needed) the SQLite database at path, with WAL
 // journaling, a busy timeout and foreign keys on every connection, and
-// migrates the users and notes tables.
+// migrates the users and notes tables. The pool is the application
+// database's (internal/sqldb): at most sqldb.SQLiteMaxOpen connections,
+// reads in parallel, writes one at a time in arrival order.
 func (s *Store) Open(path string) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o750); err != nil {
 		return fmt.Errorf("zealgo: store: %w", err)
@@ -74,21 +77,9 @@ func (s *Store) Open(path string) error {
 		return fmt.Errorf("zealgo: store: %w", err)
 	}
 	_ = f.Close()
-	q := url.Values{}
-	q.Add("_pragma", "journal_mode(WAL)")
-	q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", BusyTimeout.Milliseconds()))
-	q.Add("_pragma", "foreign_keys(1)")
-	q.Add("_pragma", "synchronous(FULL)")
-	q.Set("_txlock", "immediate")
-	dsn := "file:" + filepath.ToSlash(path) + "?" + q.Encode()
-	db, err := gorm.Open(sqlite.Open(dsn), &gorm.Config{
-		TranslateError:         true,
-		SkipDefaultTransaction: true,
-		Logger:                 logger.Default.LogMode(logger.Silent),
-		NowFunc:                func() time.Time { return time.Now().UTC() },
-	})
+	db, err := openDB(path)
 	if err != nil {
-		return fmt.Errorf("zealgo: store: open %s: %w", path, err)
+		return err
 	}
 	if err := migrate(db); err != nil {
 		closeDB(db)
@@ -107,6 +98,39 @@ func (s *Store) Open(path string) error {
 	}
 	s.db, s.path, s.dummy = db, path, dummy
 	return nil
+}
+
+// openDB opens GORM on a pool from internal/sqldb, the engine behind the
+// host's own *sql.DB: bounded (sqldb.SQLiteMaxOpen connections), with a
+// write gate that queues writers in order instead of leaving them to
+// SQLite's busy handler, under which some starve past the busy timeout
+// ("database is locked") when hundreds of requests write at once. The
+// sample keeps synchronous=FULL, stricter than sqldb's default.
+func openDB(path string) (*gorm.DB, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, fmt.Errorf("zealgo: store: %w", err)
+	}
+	u := url.URL{Scheme: "sqlite", Path: filepath.ToSlash(abs), RawQuery: "_pragma=synchronous(FULL)"}
+	src, err := sqldb.Parse(u.String(), "")
+	if err != nil {
+		return nil, fmt.Errorf("zealgo: store: %w", err)
+	}
+	pool, err := sqldb.Open(src)
+	if err != nil {
+		return nil, fmt.Errorf("zealgo: store: %w", err)
+	}
+	db, err := gorm.Open(sqlite.Dialector{Conn: pool}, &gorm.Config{
+		TranslateError:         true,
+		SkipDefaultTransaction: true,
+		Logger:                 logger.Default.LogMode(logger.Silent),
+		NowFunc:                func() time.Time { return time.Now().UTC() },
+	})
+	if err != nil {
+		_ = pool.Close()
+		return nil, fmt.Errorf("zealgo: store: open %s: %w", path, err)
+	}
+	return db, nil
 }
 
 // migrate creates or updates the tables.
