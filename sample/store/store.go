@@ -14,6 +14,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
 
@@ -38,10 +39,12 @@ var ErrNotOpen = errors.New("zealgo: store: the database is not open")
 // Store holds the sample application's accounts and notes. Its zero value
 // (or New) is ready to be opened; every method is safe for concurrent use.
 type Store struct {
-	mu    sync.RWMutex
-	db    *gorm.DB
-	path  string
-	dummy []byte // a bcrypt hash that Login verifies when the user is unknown
+	mu   sync.RWMutex
+	db   *gorm.DB
+	path string
+	// caseDups are the usernames that differ only in case, found at Open.
+	caseDups []string
+	dummy    []byte // a bcrypt hash that Login verifies when the user is unknown
 	// compare verifies a password against a hash: bcrypt, or a counting
 	// stand-in in the package's tests.
 	compare func(hash, password []byte) error
@@ -81,7 +84,8 @@ func (s *Store) Open(path string) error {
 	if err != nil {
 		return err
 	}
-	if err := migrate(db); err != nil {
+	dups, err := migrate(db)
+	if err != nil {
 		closeDB(db)
 		return fmt.Errorf("zealgo: store: migrate %s: %w", path, err)
 	}
@@ -96,8 +100,20 @@ func (s *Store) Open(path string) error {
 		closeDB(db)
 		return fmt.Errorf("zealgo: store: already open on %s", s.path)
 	}
-	s.db, s.path, s.dummy = db, path, dummy
+	s.db, s.path, s.dummy, s.caseDups = db, path, dummy, dups
 	return nil
+}
+
+// CaseDuplicates returns the usernames of the open database that differ
+// only in case, each group as "CaseUser, caseuser": accounts registered
+// before usernames became unique whatever their case. While there are
+// any, the database has no unique index on the folded name (registration
+// still refuses new ones). Rename all but one of each group and restart
+// to get the index.
+func (s *Store) CaseDuplicates() []string {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return slices.Clone(s.caseDups)
 }
 
 // openDB opens GORM on a pool from internal/sqldb, the engine behind the
@@ -133,9 +149,45 @@ func openDB(path string) (*gorm.DB, error) {
 	return db, nil
 }
 
-// migrate creates or updates the tables.
-func migrate(db *gorm.DB) error {
-	return db.AutoMigrate(&User{}, &Note{})
+// migrate creates or updates the tables and returns the usernames that
+// differ only in case (see migrateUsernames).
+func migrate(db *gorm.DB) ([]string, error) {
+	if err := db.AutoMigrate(&User{}, &Note{}); err != nil {
+		return nil, err
+	}
+	return migrateUsernames(db)
+}
+
+// The indexes on username COLLATE NOCASE (ASCII letters folded; the
+// registration rule allows no others): unique, or, on a database that
+// already holds names differing only in case, a plain one for lookups.
+const (
+	usernameIndex       = "users_username_nocase"
+	usernameLegacyIndex = "users_username_nocase_legacy"
+)
+
+// migrateUsernames makes usernames unique whatever their case with a
+// unique index, the users table left as it is. A database made before
+// that rule may hold names that differ only in case ("CaseUser" and
+// "caseuser"): the index cannot be made then, and no row is changed or
+// dropped. Each such account still logs in by its exact name, and
+// CreateAccount refuses new ones all the same; the names are returned,
+// for the application to report, and the unique index is made at the
+// first start after they are renamed.
+func migrateUsernames(db *gorm.DB) ([]string, error) {
+	var dups []string
+	err := db.Raw("SELECT group_concat(username, ', ') FROM users GROUP BY username COLLATE NOCASE " +
+		"HAVING count(*) > 1 ORDER BY username COLLATE NOCASE").Scan(&dups).Error
+	if err != nil {
+		return nil, err
+	}
+	if len(dups) > 0 {
+		return dups, db.Exec("CREATE INDEX IF NOT EXISTS " + usernameLegacyIndex + " ON users (username COLLATE NOCASE)").Error
+	}
+	if err := db.Exec("CREATE UNIQUE INDEX IF NOT EXISTS " + usernameIndex + " ON users (username COLLATE NOCASE)").Error; err != nil {
+		return nil, err
+	}
+	return nil, db.Exec("DROP INDEX IF EXISTS " + usernameLegacyIndex).Error
 }
 
 // dummyHash hashes a random password, at the same cost as real accounts.
@@ -182,7 +234,7 @@ func (s *Store) conn(ctx context.Context) (*gorm.DB, error) {
 func (s *Store) Close() error {
 	s.mu.Lock()
 	db := s.db
-	s.db, s.path = nil, ""
+	s.db, s.path, s.caseDups = nil, "", nil
 	s.mu.Unlock()
 	if db == nil {
 		return nil
