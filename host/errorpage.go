@@ -326,7 +326,8 @@ pre{background:#fff;border:1px solid #d1d9e0;border-radius:6px;padding:1rem;over
 {{else}}{{printf "%4d" .N}} | {{.Text}}
 {{end}}{{end}}</pre>{{end}}
 {{else}}<p class="hint">{{.Hint}}</p>
-{{end}}{{with .RequestID}}<p class="rid">Request id: <code>{{.}}</code></p>
+{{end}}<p><a href="/">Go to the home page</a></p>
+{{with .RequestID}}<p class="rid">Request id: <code>{{.}}</code></p>
 {{end}}</main>
 </body>
 </html>
