@@ -11,7 +11,7 @@ import (
 
 // TestSampleLayout looks at the /learn/ pages in Chromium at a desktop
 // (1280 px) and a phone (375 px) width: the log-in page, the same page
-// after a wrong password, and the notes page. On each it measures that
+// after a wrong password and after a taken username, and the notes page. On each it measures that
 // only the pages' own stylesheet is loaded, the top bar spans the window,
 // every box keeps a margin from the window's edges, no framed box sits
 // inside another (the doubled border), nothing scrolls sideways, and the
@@ -47,6 +47,25 @@ func TestSampleLayout(t *testing.T) {
 		)
 		checkFormAgain(t, b, "layout_user")
 		checkLayout(t, b, "failed log-in"+at)
+		b.step("failed registration"+at,
+			chromedp.Navigate(srv.URL+"/learn/"),
+			chromedp.WaitVisible(css("#register-form")),
+			chromedp.SendKeys(css("#register-username"), "LAYOUT_user"),
+			chromedp.SendKeys(css("#register-password"), "another-pass"),
+			chromedp.Click(css("#register-form button[type=submit]")),
+			chromedp.WaitVisible(css("#register-error")),
+		)
+		reg := run(b, chromedp.Evaluate[[]string](`[document.querySelector('#register-error').textContent,
+			document.querySelector('#register-username').value, document.activeElement.id]`))
+		if len(reg) != 3 || !strings.Contains(reg[0], "taken") || reg[1] != "LAYOUT_user" || reg[2] != "register-username" {
+			t.Errorf("failed registration%s: error, username, focus = %q; want taken, LAYOUT_user kept and focused", at, reg)
+		}
+		checkLayout(t, b, "failed registration"+at)
+		b.step("log in"+at,
+			chromedp.Navigate(srv.URL+"/learn/"),
+			chromedp.WaitVisible(css("#login")),
+			chromedp.SendKeys(css("#login-username"), "layout_user"),
+		)
 		b.step("notes page"+at,
 			chromedp.SendKeys(css("#login-password"), "layout-pass-1"),
 			chromedp.Click(css("#login button[type=submit]")),
