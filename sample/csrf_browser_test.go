@@ -24,7 +24,7 @@ import (
 // which shows that SameSite=Lax alone does not stop it and that the test
 // can see an attack that works.
 func TestSampleCrossSiteLoginBrowser(t *testing.T) {
-	chromium := testutil.NeedProgram(t, "chromium", "apt-get install chromium")
+	testutil.NeedProgram(t, "chromium", "apt-get install chromium")
 	protected := newSampleServer(t)
 	unprotected := newSampleServer(t, host.WithConfig(func(c *host.Config) { c.TrustedOrigins = []string{"*"} }))
 	for _, srv := range []*sampleServer{protected, unprotected} {
@@ -42,7 +42,7 @@ func TestSampleCrossSiteLoginBrowser(t *testing.T) {
 		{"protection off", unprotected, "/unprotected", true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			ctx := newBrowser(t, chromium)
+			ctx := newBrowser(t).ctx
 			run := func(what string, a chromedp.Action[chromedp.Void]) {
 				t.Helper()
 				sctx, cancel := context.WithTimeout(ctx, 20*time.Second)
@@ -99,30 +99,4 @@ func attackerSite(t *testing.T, protected, unprotected string) string {
 	go func() { _ = srv.Serve(ln) }()
 	t.Cleanup(func() { _ = srv.Close() })
 	return "http://" + ln.Addr().String()
-}
-
-// newBrowser starts a headless Chromium with a fresh profile for the
-// test and returns its context.
-func newBrowser(t *testing.T, chromium string) context.Context {
-	t.Helper()
-	opts := []chromedp.ExecAllocatorOption{
-		chromedp.ExecPath(chromium),
-		chromedp.UserDataDir(t.TempDir()),
-		chromedp.Headless,
-		chromedp.NoSandbox,
-		chromedp.DisableGPU,
-		chromedp.NoFirstRun,
-		chromedp.NoDefaultBrowserCheck,
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.Flag("disable-dev-shm-usage", true),
-	}
-	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	ctx, cancelCtx := chromedp.NewContext(actx)
-	t.Cleanup(func() { cancelCtx(); cancelAlloc() })
-	if err := chromedp.Do(ctx); err != nil {
-		t.Fatalf("starting %s: %v", chromium, err)
-	}
-	return ctx
 }
