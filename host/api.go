@@ -17,18 +17,36 @@ type API struct {
 	// HEAD and DELETE; query and body merged, the body winning, for POST; the
 	// body alone for PUT and PATCH. Bodies may be form-encoded, multipart or
 	// JSON. Strings are trimmed and stripped of HTML tags; a key given more
-	// than once holds a []any.
+	// than once holds a []any. It is filled before the call when the
+	// handler file names it; otherwise the body is read only if String,
+	// Int, ParamsExists or a Request accessor asks for it, which fills
+	// Input too.
 	Input map[string]any
 	// Req is the request wrapper (the spec's request).
 	Req *Request
 	// Res is the response wrapper (the spec's _response).
 	Res *Response
 
-	app  *App
-	r    *http.Request
-	g    *RequestContext
-	done bool  // a whole response was written through Response, Die or a guard
-	err  error // an encoding failure inside Response
+	app      *App
+	r        *http.Request
+	g        *RequestContext
+	in       *requestInput
+	inputSet bool  // Input holds the parsed input
+	done     bool  // a whole response was written through Response, Die or a guard
+	err      error // an encoding failure inside Response
+}
+
+// input returns Input, parsing the input on first use: a body that cannot
+// be read or parsed ends the handler with its error.
+func (a *API) input() map[string]any {
+	if !a.inputSet && a.in != nil {
+		a.in.must(a.in.parse())
+		a.Input, a.inputSet = a.in.input, true
+		if a.Req != nil && a.Req.Post == nil {
+			a.Req.Post = a.in.post
+		}
+	}
+	return a.Input
 }
 
 // Method returns the request method: GET, POST, PUT, DELETE, PATCH, HEAD or
@@ -38,11 +56,12 @@ func (a *API) Method() string { return a.r.Method }
 // ParamsExists reports whether every name is present in the query, the form
 // fields or the JSON body of the request.
 func (a *API) ParamsExists(names ...string) bool {
+	in := a.input()
 	for _, n := range names {
-		if _, ok := a.Input[n]; ok {
+		if _, ok := in[n]; ok {
 			continue
 		}
-		if a.Req.Get.Has(n) || a.Req.Post.Has(n) {
+		if a.Req.Get.Has(n) || a.Req.post().Has(n) {
 			continue
 		}
 		return false
@@ -85,7 +104,7 @@ func (a *API) SetContentType(t string) { a.Res.Header().Set("Content-Type", t) }
 // form fields, cookies and server variables.
 func (a *API) G() *RequestContext {
 	if a.g == nil {
-		g := contextOf(a.r) // not RequestContextOf: the input step has read the body
+		g := contextOf(a.r) // not RequestContextOf: G reads no body (input.go)
 		if g == nil {
 			g = newRequestContext(a.app, a.r, nil)
 		}
@@ -111,7 +130,7 @@ func (a *API) RequestID() string { return requestID(a.r) }
 
 // String returns the input value name as a string, or "" if it is absent.
 func (a *API) String(name string) string {
-	switch v := a.Input[name].(type) {
+	switch v := a.input()[name].(type) {
 	case nil:
 		return ""
 	case string:

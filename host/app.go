@@ -41,6 +41,8 @@ type App struct {
 	provided     map[reflect.Type]reflect.Value
 	db           dbState  // the database pool (db.go)
 	ops          opsState // health, metrics, tracing, access log (ops.go)
+	throttleOnce sync.Once
+	throttleMem  *memoryThrottle // the default ThrottleStore (throttle.go)
 
 	sup superviseState // crash isolation (supervise.go)
 
@@ -50,6 +52,7 @@ type App struct {
 	worker   bool // this process is a task worker (serveWorker)
 	checking bool // zealgo check runs: compile warnings are its output, not the log's
 	dirs     appDirs
+	edge     edgeState // time limits, frame headers, cross-origin, proxies (edge.go)
 	echo     *echo.Echo
 	root     http.Handler // outermost layer, global middleware, then echo
 	api      *interp.Cache[*handlerFile]
@@ -174,13 +177,16 @@ func (a *App) setup() error {
 		return err
 	}
 	var err error
+	if err := a.setupEdge(); err != nil {
+		return err
+	}
 	if err := a.setupMiddleware(); err != nil {
 		return err
 	}
 	if a.sessions, err = a.newSessionManager(); err != nil {
 		return err
 	}
-	a.api, err = interp.NewCache(a.buildHandlers(a.dirs.api), a.cacheOptions())
+	a.api, err = interp.NewCache(a.buildHandlers(a.dirs.api), a.servingCacheOptions())
 	if err != nil {
 		return err
 	}
@@ -196,11 +202,12 @@ func (a *App) setup() error {
 }
 
 // newRoot builds the application's handler: the health checks and the
-// request's span (opsRoot, ops.go), the outermost layer (dispatch.go),
+// request's span (opsRoot, ops.go), the execution limit (exectime.go), the
+// outermost layer (dispatch.go), the cross-origin protection (edge.go),
 // then the global middleware, each instantiated once here, then the Echo
 // router.
 func (a *App) newRoot() http.Handler {
-	return a.opsRoot(a.execLimit(a.outermost(chain(a.echo, a.global))))
+	return a.opsRoot(a.execLimit(a.outermost(a.crossOrigin(chain(a.echo, a.global)))))
 }
 
 // newEcho builds the Echo router: /api and everything below it go to the

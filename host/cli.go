@@ -54,6 +54,13 @@ import (
 //	--health-path, --ready-path, --drain-delay, --metrics-addr, --pprof,
 //	--access-log, --log-format, --log-level
 //	                      operations: see OpsConfig
+//	--max-body SIZE       largest request body a handler reads (default 8M)
+//	--body-timeout D      close a body that makes no progress for D (default 60s)
+//	--write-timeout D     cut a response not sent within D of its start or
+//	                      of its last flush (default 60s)
+//	--trusted-origins L   origins allowed to send unsafe cross-origin requests
+//	--trusted-proxies L   CIDRs of proxies whose X-Forwarded-* are believed
+//	--frame-ancestors S   CSP frame-ancestors (default 'none'; "" for none)
 //	--max-execution-time D  answer 503 to a request not answered within D
 //	                      (default 30s; 0: no limit), and replace the
 //	                      process when its handler runs on
@@ -164,6 +171,7 @@ func (a *App) cmdServe(ctx context.Context, args []string, stdout, stderr io.Wri
 	applyDB := a.dbFlag(fs)
 	a.opsFlags(fs) // flags_env.go
 	a.superviseFlags(fs)
+	a.edgeFlags(fs) // --max-body, --body-timeout, --write-timeout, --trusted-origins, --trusted-proxies, --frame-ancestors
 	if err := a.parseFlags(fs, args); err != nil {
 		return 2
 	}

@@ -29,25 +29,88 @@ type Config struct {
 	// TaskEnableCoroutine runs each task in its own goroutine inside its
 	// worker. Default true.
 	TaskEnableCoroutine bool
-	// Dev shows compile errors with their source lines in error pages.
+	// Dev shows compile errors with their source lines in error pages and
+	// the compile errors of handler files in the handler_compile_error
+	// hint, and lets a changed file that does not compile replace the
+	// version that served.
 	Dev bool
 	// DB is the database URL, sqlite:PATH or postgres://...; the serve
 	// flag --db sets it. Default: $ZEALGO_DB (DBEnv), else SQLite in
 	// <DataDir>/app.db. See App.DB.
 	DB string
-	// MaxBodyBytes bounds the request body the input step reads. Default
-	// 32 MiB.
+	// MaxBodyBytes bounds the request body a handler's input reads (and
+	// any other read of the body inside a handler): past it the request
+	// gets 413 request_too_large. Default 8 MiB, PHP's post_max_size; the
+	// serve flag --max-body sets it.
 	MaxBodyBytes int64
+	// MaxInputFields bounds how many fields a body may hold (form fields,
+	// multipart values, and the members of JSON objects at every depth):
+	// past it the input is 400 invalid_body. Default 1000, PHP's
+	// max_input_vars.
+	MaxInputFields int
+	// MaxInputDepth bounds how deep the arrays and objects of a JSON body
+	// may nest: past it the input is 400 invalid_body. Default 64, PHP's
+	// max_input_nesting_level.
+	MaxInputDepth int
+	// BodyTimeout bounds how long a request body may make no progress:
+	// a read that waits longer fails (408 request_timeout for the input
+	// step) and the connection is closed. Default 60s, as nginx's
+	// client_body_timeout; 0: no limit. The serve flag --body-timeout
+	// sets it.
+	BodyTimeout time.Duration
+	// WriteTimeout bounds how long the response of a handler or page may
+	// take to reach the client, counted from the moment it starts (its
+	// header is sent) and again from each flush of a stream (and each
+	// second of a response written through past its buffer), so that a
+	// client that stops reading cannot hold the connection; the time the
+	// handler computes before does not count. Static files are not
+	// bounded. Default 60s; 0: no limit. The serve flag --write-timeout
+	// sets it.
+	WriteTimeout time.Duration
+	// TrustedOrigins are origins (scheme://host[:port]) from which
+	// browsers may send unsafe requests (POST, PUT, DELETE, PATCH) across
+	// origins; http.CrossOriginProtection refuses every other such request
+	// with 403 cross_origin_request. Requests that carry neither
+	// Sec-Fetch-Site nor Origin (API clients, curl) are not affected. The
+	// single entry "*" turns the protection off. The serve flag
+	// --trusted-origins sets it.
+	TrustedOrigins []string
+	// TrustedProxies are the addresses (CIDRs or single IPs) of reverse
+	// proxies whose X-Forwarded-For and X-Forwarded-Proto headers are
+	// believed: only for a request from one of them is the client address
+	// (ClientIP, rate limits, throttles) taken from X-Forwarded-For and
+	// the session cookie marked Secure on X-Forwarded-Proto: https.
+	// Default none. The serve flag --trusted-proxies sets it.
+	TrustedProxies []string
+	// FrameAncestors is the source list of the frame-ancestors directive
+	// sent as Content-Security-Policy on every response, with
+	// X-Frame-Options DENY for 'none' and SAMEORIGIN for 'self', so that
+	// pages cannot be framed by other sites. A handler that sets either
+	// header itself keeps its own. Default "'none'"; "" sends neither. The
+	// serve flag --frame-ancestors sets it.
+	FrameAncestors string
+	// ThrottleLimit and ThrottleWindow are the limit of App.Throttle:
+	// ThrottleLimit failures per key within ThrottleWindow, then 429.
+	// Default 5 a minute.
+	ThrottleLimit  int
+	ThrottleWindow time.Duration
+	// ThrottleStore counts the failures of App.Throttle. Default: in the
+	// memory of this process; a store shared by several instances makes
+	// the limit hold across them.
+	ThrottleStore ThrottleStore
 	// ReloadDebounce is how long a changed file must stay quiet before it
-	// is recompiled. Default 10ms.
+	// is recompiled. Default 10ms. A handler or page file that fails to
+	// compile while a working version serves counts only once the file has
+	// stayed unchanged for 100ms (a save written in parts gets its next
+	// part first); then, with Dev, its error is shown, and without Dev the
+	// working version keeps serving and the error is logged.
 	ReloadDebounce time.Duration
 	// ShutdownTimeout bounds a graceful shutdown. Default 10s.
 	ShutdownTimeout time.Duration
 	// ReadHeaderTimeout bounds how long a client may take to send a
 	// request's header, so that slow clients cannot hold connections open
-	// (Slowloris). Default 10s; negative: no limit. There is no default
-	// write timeout, which would cut streamed responses: use the timeout
-	// middleware alias where one is wanted.
+	// (Slowloris). Default 10s; negative: no limit. See BodyTimeout and
+	// WriteTimeout for the body and the response.
 	ReadHeaderTimeout time.Duration
 	// IdleTimeout bounds how long a keep-alive connection waits for its
 	// next request. Default 2m; negative: no limit.
@@ -140,7 +203,14 @@ func defaultConfig() Config {
 		Root:                ".",
 		Addr:                addr,
 		TaskEnableCoroutine: true,
-		MaxBodyBytes:        32 << 20,
+		MaxBodyBytes:        8 << 20,
+		MaxInputFields:      1000,
+		MaxInputDepth:       64,
+		BodyTimeout:         60 * time.Second,
+		WriteTimeout:        60 * time.Second,
+		FrameAncestors:      "'none'",
+		ThrottleLimit:       5,
+		ThrottleWindow:      time.Minute,
 		ReloadDebounce:      10 * time.Millisecond,
 		ShutdownTimeout:     10 * time.Second,
 		ReadHeaderTimeout:   10 * time.Second,

@@ -20,8 +20,9 @@ import (
 // the handler func and hands what it returned to the return contract
 // (contract.go), which writes it on the response (response.go).
 
-// outermost gives the request its id and state, and turns a panic anywhere
-// below it into a 500 internal_error (logged as panic.go says). Its response runs the Before hooks
+// outermost gives the request its id, its state and the edge settings
+// (edge.go), and turns a panic anywhere below it into a 500
+// internal_error (logged as panic.go says). Its response runs the Before hooks
 // (sessions save there) whoever writes the header first.
 func (a *App) outermost(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -34,6 +35,7 @@ func (a *App) outermost(next http.Handler) http.Handler {
 		if a.ops.observe {
 			defer a.observe(st, r, res, a.startObserving())
 		}
+		a.applyEdge(w, r, st) // frame headers, time limits (edge.go)
 		defer func() {
 			if p := recover(); p != nil {
 				pi := recovered(p)
@@ -98,7 +100,7 @@ func (a *App) serveAPIOptions(w http.ResponseWriter, r *http.Request, st *reqSta
 	if a.servePreflight(w, r, st) {
 		return
 	}
-	f, e := a.loadAPI(st.route)
+	f, e := a.loadAPI(r, st.route)
 	if e != nil {
 		writeError(w, r, e)
 		return
@@ -119,7 +121,7 @@ func (h *apiInnerHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // file's own middleware around invoke.
 func (a *App) apiInner(w http.ResponseWriter, r *http.Request) {
 	st := stateOf(r)
-	f, e := a.loadAPI(st.route)
+	f, e := a.loadAPI(r, st.route)
 	if e != nil {
 		writeError(w, r, e)
 		return
@@ -133,43 +135,68 @@ func (a *App) apiInner(w http.ResponseWriter, r *http.Request) {
 	f.serve.ServeHTTP(w, r)
 }
 
-// invoke calls the handler func picked for the request, with its input
-// parsed and cleaned, and hands the result to the return contract
-// (respond, contract.go). It is the innermost handler of every file.
+// invoke calls the handler func picked for the request and hands the
+// result to the return contract (respond, contract.go). It is the
+// innermost handler of every file. The input (input.go) is parsed before
+// the call only for a file that names a field holding it; otherwise on
+// first use, or never.
 func (a *App) invoke(w http.ResponseWriter, r *http.Request) {
 	st := stateOf(r)
-	// One allocation for the three objects every call needs.
-	inv := &invocation{res: Response{Parent: w}}
-	res := &inv.res
-	api := &inv.api
-	*api = API{app: a, r: r, Res: res}
-	defer func() {
-		if p := recover(); p != nil {
-			pi := recovered(p)
-			if pi.value == http.ErrAbortHandler {
-				panic(http.ErrAbortHandler)
-			}
-			a.logPanic(r, st, pi)
-			if res.Committed() {
-				// The client has part of a response: cut the connection so
-				// that it cannot take it for a whole one.
-				panic(http.ErrAbortHandler)
-			}
-			writeError(res, r, a.panicError(st.id, pi))
-			_ = res.commit()
-		}
-	}()
+	// One allocation for the objects every call needs.
+	inv := &invocation{res: Response{Parent: w, writeTimeout: a.cfg.WriteTimeout}}
+	res, api, in := &inv.res, &inv.api, &inv.in
 	q := r.URL.Query()
-	in := &inv.in
-	if e := parseInput(in, r, q, a.cfg.MaxBodyBytes); e != nil {
-		writeError(w, r, e)
+	in.init(r, q, &a.cfg)
+	defer in.close()
+	defer res.endWrite()
+	*api = API{app: a, r: r, Res: res, in: in}
+	inv.req = Request{Get: q, Header: r.Header, Parent: r, in: in}
+	api.Req = &inv.req
+	defer a.recoverHandler(api, st)
+	if st.file.input {
+		if e := in.parse(); e != nil {
+			writeError(w, r, e)
+			return
+		}
+		api.input()
+	}
+	v, err := st.fn.call(api)
+	if in.err != nil && !res.Committed() { // the handler recovered from inputAbort
+		writeError(res, r, in.err)
+		_ = res.commit()
 		return
 	}
-	api.Input = in.input
-	inv.req = Request{Get: q, Post: in.post, Header: r.Header, Parent: r, body: in.body}
-	api.Req = &inv.req
-	v, err := st.fn.call(api)
 	a.respond(api, v, err)
+}
+
+// recoverHandler, deferred by invoke, answers a handler that panicked:
+// with the input's error when an accessor could not read it (inputAbort),
+// else with a 500 internal_error whose cause and stack go to the log. Once
+// the response has begun it cuts the connection instead, so that the
+// client cannot take part of a response for a whole one.
+func (a *App) recoverHandler(api *API, st *reqState) {
+	p := recover()
+	if p == nil {
+		return
+	}
+	pi := recovered(p)
+	if pi.value == http.ErrAbortHandler {
+		panic(http.ErrAbortHandler)
+	}
+	res, r := api.Res, api.r
+	ab, bad := pi.value.(inputAbort)
+	if !bad {
+		a.logPanic(r, st, pi)
+	}
+	if res.Committed() {
+		panic(http.ErrAbortHandler)
+	}
+	if bad {
+		writeError(res, r, ab.e)
+	} else {
+		writeError(res, r, a.panicError(st.id, pi))
+	}
+	_ = res.commit()
 }
 
 // invocation holds what a handler call is given.
@@ -177,7 +204,7 @@ type invocation struct {
 	api API
 	req Request
 	res Response
-	in  parsedInput
+	in  requestInput
 }
 
 // reqState travels in the request context from the outermost layer to the
@@ -198,6 +225,9 @@ type reqState struct {
 	// it as error pages or the JSON envelope, chosen by the Accept header
 	// when it was made. Under /api/ it stays nil: errors are JSON.
 	pages *publicWriter
+	// frameHeaders are the values of Content-Security-Policy and
+	// X-Frame-Options (applyEdge, edge.go).
+	frameHeaders [2]string
 }
 
 type stateKey struct{}

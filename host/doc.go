@@ -44,8 +44,11 @@
 //     record (accesslog.go) and names its span after the file that
 //     answered.
 //  1. The outermost layer (outermost, dispatch.go) gives the request its
-//     id (X-Request-Id) and its state, and turns a panic anywhere below
-//     into a 500 internal_error.
+//     id (X-Request-Id) and its state, sets the frame headers and the
+//     body and write deadlines (applyEdge, edge.go), and turns a panic
+//     anywhere below into a 500 internal_error. Then the cross-origin
+//     protection (crossOrigin, edge.go) refuses unsafe requests that
+//     browsers send from other origins.
 //  2. The global middleware (App.Use, App.UseAlias; middleware.go), each
 //     instantiated once at start-up (newRoot, app.go).
 //  3. The Echo router (newEcho, app.go) sends /api and /api/... to serveAPI
@@ -65,9 +68,10 @@
 //  7. The file's own middleware (var middleware), resolved when the file
 //     loads (analyze, handler.go) and chained around invoke (buildHandlers,
 //     load.go).
-//  8. invoke (dispatch.go) parses the input (input.go), builds the API,
-//     Request and Response, and calls the func with its parameters
-//     injected by type (handler.go).
+//  8. invoke (dispatch.go) builds the API, Request and Response and the
+//     request's input (input.go: parsed before the call for a file that
+//     names a field holding it, else read on first use, or never), and
+//     calls the func with its parameters injected by type (handler.go).
 //  9. The return contract (respond and writeResult, contract.go) turns
 //     what the func returned into writes on the Response (response.go),
 //     which buffers them and sends them when the call ends; sessions save

@@ -16,8 +16,9 @@ import (
 //
 //	app.Use(host.EchoMiddleware(middleware.Secure()))
 //
-// Each request gets an echo.Context of its own whose RealIP is the peer
-// address (X-Forwarded-For is not trusted). An error the Echo middleware
+// Each request gets an echo.Context of its own whose RealIP is ClientIP:
+// the peer address, or X-Forwarded-For only from the trusted proxies of
+// Config.TrustedProxies. An error the Echo middleware
 // returns instead of calling next (an *echo.HTTPError such as 401, 413 or
 // 429) is answered as zealgo answers errors: the JSON envelope
 // {"error": ..., "hint": ...}, or outside /api/ an error page for a client
@@ -28,7 +29,7 @@ import (
 func EchoMiddleware(mw echo.MiddlewareFunc) func(http.Handler) http.Handler {
 	e := echo.New()
 	e.Logger.SetOutput(io.Discard)
-	e.IPExtractor = echo.ExtractIPDirect()
+	e.IPExtractor = ClientIP
 	e.HTTPErrorHandler = func(err error, c echo.Context) { writeEchoError(c, err) }
 	return func(next http.Handler) http.Handler {
 		h := mw(func(c echo.Context) error {

@@ -335,7 +335,8 @@ pre{background:#fff;border:1px solid #d1d9e0;border-radius:6px;padding:1rem;over
 {{range .Dev.Frames}}{{with .Where}}<p class="frame">{{.}}</p>
 {{end}}{{with .Src}}{{template "lines" .}}{{end}}{{end}}{{else if .Src}}<p class="where">{{$.Hint}}</p>
 {{template "lines" .Src}}{{else}}<p class="hint">{{.Hint}}</p>
-{{end}}{{with .RequestID}}<p class="rid">Request id: <code>{{.}}</code></p>
+{{end}}<p><a href="/">Go to the home page</a></p>
+{{with .RequestID}}<p class="rid">Request id: <code>{{.}}</code></p>
 {{end}}</main>
 </body>
 </html>

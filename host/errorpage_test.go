@@ -118,3 +118,20 @@ func TestErrorPageEcho(t *testing.T) {
 		}
 	}
 }
+
+// TestErrorPageLinksHome: the built-in 404 and 500 pages link to the
+// home page.
+func TestErrorPageLinksHome(t *testing.T) {
+	ta := newTestAppWith(t, map[string]string{
+		"public/boom.go": pageHead + "var boom = func(api *host.API) (any, error) { return nil, host.NewError(500, \"boom\", \"went boom\") }\n",
+	}, nil)
+	for _, tc := range []struct {
+		path   string
+		status int
+	}{{"/nowhere", 404}, {"/boom", 500}} {
+		resp, body := fetch(t, ta.srv.URL+tc.path, "Accept: text/html")
+		if resp.StatusCode != tc.status || !strings.Contains(body, `<a href="/">Go to the home page</a>`) {
+			t.Errorf("%s: %d, want %d with a link home:\n%s", tc.path, resp.StatusCode, tc.status, body)
+		}
+	}
+}

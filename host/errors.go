@@ -28,6 +28,9 @@ const (
 	CodeInvalidBody        = "invalid_body"
 	CodeNotFound           = "not_found"
 	CodeRequestEntityLarge = "request_too_large"
+	CodeRequestTimeout     = "request_timeout"
+	CodeTooManyRequests    = "too_many_requests"
+	CodeCrossOrigin        = "cross_origin_request"
 )
 
 // Error is an HTTP error with a machine-readable code and a hint for people.

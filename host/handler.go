@@ -3,9 +3,11 @@ package host
 import (
 	"context"
 	"fmt"
+	"go/ast"
 	"go/token"
 	"net/http"
 	"reflect"
+	"strconv"
 	"strings"
 	"unicode"
 
@@ -29,6 +31,8 @@ type handlerFile struct {
 	mw    []func(http.Handler) http.Handler
 	serve http.Handler
 	prog  *interp.Program
+	// input: the file's input is parsed before the call (needsInput).
+	input bool
 }
 
 // pick returns the func serving method, or the error to send.
@@ -220,7 +224,7 @@ func (a *API) inject(k argKind, zero reflect.Value) reflect.Value {
 // mode 2 with a func per method.
 func (a *App) analyze(prog *interp.Program, rel string) (*handlerFile, error) {
 	base := strings.TrimSuffix(rel[strings.LastIndexByte(rel, '/')+1:], ".go")
-	f := &handlerFile{rel: rel, prog: prog}
+	f := &handlerFile{rel: rel, prog: prog, input: a.needsInput(prog.File)}
 	var methods []string
 	if v, ok := prog.Var(base); ok {
 		fn, err := a.newHandlerFunc(prog, base, v)
@@ -315,6 +319,56 @@ func isVerb(name string) bool {
 	for _, m := range methodVars {
 		if m == name {
 			return true
+		}
+	}
+	return false
+}
+
+// inputFields are the fields that hold a request's input: API.Input,
+// Request.Post and RequestContext.Post, and the Form, PostForm and
+// MultipartForm of *http.Request. Compiled code cannot fill a field when
+// it is first read, so a file that names one gets its input before the
+// call.
+var inputFields = map[string]bool{"Input": true, "Post": true, "Form": true, "PostForm": true, "MultipartForm": true}
+
+// needsInput reports whether the input of a file's requests must be
+// parsed before its func is called: the file names one of inputFields
+// (anywhere: a false alarm only costs the parse every request used to
+// cost), or imports a package that is interpreted from source, which may
+// read them on the file's behalf. Other files read the body on first use
+// through a method, or never.
+func (a *App) needsInput(f *ast.File) bool {
+	if f == nil {
+		return true
+	}
+	for _, imp := range f.Imports {
+		path, err := strconv.Unquote(imp.Path.Value)
+		if err == nil && !a.compiledImport(path) {
+			return true
+		}
+	}
+	found := false
+	ast.Inspect(f, func(n ast.Node) bool {
+		if id, ok := n.(*ast.Ident); ok && inputFields[id.Name] {
+			found = true
+		}
+		return !found
+	})
+	return found
+}
+
+// compiledImport reports whether path is a standard library package or
+// one whose symbol table the application registered (keys "path/name").
+func (a *App) compiledImport(path string) bool {
+	first, _, _ := strings.Cut(path, "/")
+	if !strings.Contains(first, ".") {
+		return true
+	}
+	for _, s := range a.symbols {
+		for key := range s {
+			if rest, ok := strings.CutPrefix(key, path+"/"); ok && !strings.Contains(rest, "/") {
+				return true
+			}
 		}
 	}
 	return false

@@ -61,7 +61,11 @@ func (a *API) include(page string) (any, error) {
 	if e != nil {
 		return nil, fmt.Errorf("zealgo: include %q: %v", page, e.Hint)
 	}
-	sub := &API{Input: a.Input, Req: a.Req, Res: a.Res, app: a.app, r: a.r.WithContext(ctx), g: a.G()}
+	if f.input {
+		a.input() // the page names a field that holds the input
+	}
+	sub := &API{Input: a.Input, Req: a.Req, Res: a.Res, app: a.app, r: a.r.WithContext(ctx), g: a.G(),
+		in: a.in, inputSet: a.inputSet}
 	v, err := fn.call(sub)
 	if sub.done {
 		a.done = true

@@ -18,13 +18,22 @@ import (
 // request and again after it changes on disk. A failure to load is turned
 // into the error the request answers with.
 
-// loadAPI returns the compiled file of rt, or the error to send.
-func (a *App) loadAPI(rt *apiRoute) (*handlerFile, *Error) {
+// loadAPI returns the compiled file of rt, or the error to send for r.
+// Without Config.Dev a compile error names no file, line or source: its
+// message goes to the log under the request id, which the client gets.
+func (a *App) loadAPI(r *http.Request, rt *apiRoute) (*handlerFile, *Error) {
 	f, err := a.api.Get(rt.file)
 	if err == nil {
 		return f, nil
 	}
-	return nil, a.loadError(err, "/api/"+strings.TrimPrefix(rt.module+"/"+rt.action, "/"))
+	e := a.loadError(err, "/api/"+strings.TrimPrefix(rt.module+"/"+rt.action, "/"))
+	if e.Code != CodeCompileError || a.cfg.Dev {
+		return nil, e
+	}
+	id := requestID(r)
+	a.log.Error("handler failed to compile", "request_id", id, "path", r.URL.Path, "err", e.Hint)
+	return nil, &Error{Status: e.Status, Code: e.Code, Fields: map[string]any{"request_id": id},
+		Hint: "the handler could not be compiled; the server log has the details under request_id " + id}
 }
 
 // loadError turns a failure to load a file into the error to send.
@@ -135,6 +144,15 @@ func unlinkedHint(msg string) string {
 	}
 	return "package " + pkg + " is not linked into this binary: interpreted files can import only the standard library and the packages " +
 		"whose symbol tables (yaegi extract) the application registers with app.Symbols; run the application's own binary (e.g. go run ./sample check)"
+}
+
+// servingCacheOptions are cacheOptions for the handler and page files:
+// without Config.Dev a changed file that does not compile leaves the
+// version that served in place (the log says why).
+func (a *App) servingCacheOptions() interp.CacheOptions {
+	o := a.cacheOptions()
+	o.KeepLastGood = !a.cfg.Dev
+	return o
 }
 
 // cacheOptions are the options of every cache of compiled files: reload

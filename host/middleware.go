@@ -46,7 +46,7 @@ func (a *App) Use(mw ...func(http.Handler) http.Handler) {
 //	request-id[:header]              puts zealgo's request id (X-Request-Id) on the request header too
 //	cors[:origin,...]                CORS (Echo); any origin without arguments, credentials allowed with listed origins
 //	body-limit:<size>                413 request_too_large past size: 512, 10K, 2M (Echo)
-//	rate-limit:<per-second>[,burst]  429 too_many_requests, per client address (Echo; X-Forwarded-For not trusted)
+//	rate-limit:<per-second>[,burst]  429 too_many_requests, per client address (Echo; ClientIP: X-Forwarded-For only from trusted proxies)
 //	basic-auth[:realm]               401 unless the credentials match Config.BasicAuth (WithBasicAuth)
 //	                                 or ZEALGO_BASIC_AUTH="user:password,user2:password2" (Echo)
 //	gzip[:level]                     gzip responses for clients that accept it (Echo)

@@ -36,6 +36,8 @@ import (
 // slashes included), a backslash, NUL or control character, or an encoded
 // slash; any segment ending in ".go" in any letter case (so no .go file is
 // ever sent as text, however the name is spelled or escaped); any segment
+// that names an editor leftover (ending in "~", ".bak", ".orig", ".swp" or
+// ".tmp" in any letter case, or starting with "#"); any segment
 // starting with "." (dotfiles and dot directories) except a leading
 // /.well-known/; a file reached through a symlink that leaves public/, or
 // whose target is a .go file or a dotfile. All of these are 404.
@@ -53,7 +55,7 @@ type publicState struct {
 // setupPublic makes the page cache; called from setup.
 func (a *App) setupPublic() error {
 	var err error
-	a.pages, err = interp.NewCache(a.buildHandlers(a.dirs.public), a.cacheOptions())
+	a.pages, err = interp.NewCache(a.buildHandlers(a.dirs.public), a.servingCacheOptions())
 	if err != nil {
 		return err
 	}
@@ -136,7 +138,26 @@ func publicSegment(s string, first bool) bool {
 			return false
 		}
 	}
-	return !isGoName(s)
+	return !isGoName(s) && !isEditorLeftover(s)
+}
+
+// editorSuffixes end the names of editor backups, swap and temporary
+// files, compared in any letter case.
+var editorSuffixes = []string{"~", ".bak", ".orig", ".swp", ".tmp"}
+
+// isEditorLeftover reports whether name is an editor's backup, swap or
+// temporary file (notes.go~, notes.go.bak, notes.go.orig, .swp, .tmp, or
+// Emacs's #notes.go#), which may hold a page's source.
+func isEditorLeftover(name string) bool {
+	if strings.HasPrefix(name, "#") {
+		return true
+	}
+	for _, suf := range editorSuffixes {
+		if len(name) >= len(suf) && strings.EqualFold(name[len(name)-len(suf):], suf) {
+			return true
+		}
+	}
+	return false
 }
 
 // isGoName reports whether name ends in ".go", in any letter case.

@@ -182,12 +182,13 @@ func TestPublicSymlinks(t *testing.T) {
 }
 
 // TestPublicReload: a page changes, appears and disappears without a
-// restart; a static file is read fresh on every request.
+// restart (with --dev, a broken edit shows its error); a static file is
+// read fresh on every request.
 func TestPublicReload(t *testing.T) {
 	ta := newTestApp(t, map[string]string{
 		"public/about.go":  pageHead + "var about = func(api *host.API) string { return \"v1\" }\n",
 		"public/style.css": "a{}",
-	})
+	}, host.WithDev(true))
 	page := func(path string) (int, string) {
 		resp, body := fetch(t, ta.srv.URL+path, "Accept: application/json")
 		return resp.StatusCode, body

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zealgo/zealgo/host"
 	"github.com/zealgo/zealgo/internal/testutil"
 )
 
@@ -99,9 +100,10 @@ func TestReloadUnderLoad(t *testing.T) {
 }
 
 // TestReloadCreateBreakDelete: a new file is served at once, a broken edit
-// shows its compile error, a fix is picked up, a deleted file is 404.
+// shows its compile error (with --dev), a fix is picked up, a deleted file
+// is 404.
 func TestReloadCreateBreakDelete(t *testing.T) {
-	ta := newTestApp(t, map[string]string{"api/keep.go": fmt.Sprintf(versionHandler, 0)})
+	ta := newTestApp(t, map[string]string{"api/keep.go": fmt.Sprintf(versionHandler, 0)}, host.WithDev(true))
 	srv, root := ta.srv, ta.root
 	path := filepath.Join(root, "api/fresh/version.go")
 	url := srv.URL + "/api/fresh/version"

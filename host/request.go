@@ -15,21 +15,51 @@ import (
 type Request struct {
 	// Get is the parsed query string (the spec's ->get).
 	Get url.Values
-	// Post holds the fields of a form-encoded or multipart body.
+	// Post holds the fields of a form-encoded or multipart body. It is
+	// filled before the call when the handler file names it (Post), else
+	// nil until an accessor (Field, File, API.String, ...) reads the body.
 	Post url.Values
 	// Header holds the request headers.
 	Header http.Header
-	// Parent is the underlying *http.Request.
+	// Parent is the underlying *http.Request. Its body is bounded by
+	// Config.MaxBodyBytes and Config.BodyTimeout; once an accessor has
+	// read the body, Parent.Body reads it again from the start.
 	Parent *http.Request
 
-	body []byte
+	in *requestInput
 }
 
 // Method returns the request method.
 func (r *Request) Method() string { return r.Parent.Method }
 
-// Body returns the raw request body. It can be read any number of times.
-func (r *Request) Body() []byte { return r.body }
+// Body returns the raw body of a POST, PUT or PATCH request, read on the
+// first call (nil for other methods). It can be called any number of times.
+func (r *Request) Body() []byte {
+	if r.in == nil {
+		return nil
+	}
+	r.in.must(r.in.readBody())
+	return r.in.body
+}
+
+// post returns Post, parsing the body on first use.
+func (r *Request) post() url.Values {
+	if r.Post == nil && r.in != nil {
+		r.in.must(r.in.parse())
+		r.Post = r.in.post
+	}
+	return r.Post
+}
+
+// File returns the uploaded file of the multipart field name, or nil. Files
+// larger than 32 MiB wait in temporary files, removed when the request ends.
+func (r *Request) File(name string) *multipart.FileHeader {
+	r.post()
+	if f := r.Parent.MultipartForm; f != nil && len(f.File[name]) > 0 {
+		return f.File[name][0]
+	}
+	return nil
+}
 
 // Field returns the body field name as the client sent it: a form field
 // (url-encoded or multipart) or a string member of a JSON object body,
@@ -38,14 +68,15 @@ func (r *Request) Body() []byte { return r.body }
 // (escape it when you render it). It never reads the query string, so that
 // credentials do not travel in URLs; it returns "" when the field is absent.
 func (r *Request) Field(name string) string {
-	if v, ok := r.Post[name]; ok && len(v) > 0 {
+	if v, ok := r.post()[name]; ok && len(v) > 0 {
 		return v[0]
 	}
-	if len(r.body) == 0 || !isJSONType(r.Header.Get("Content-Type")) {
+	body := r.Body()
+	if len(body) == 0 || !isJSONType(r.Header.Get("Content-Type")) {
 		return ""
 	}
 	var obj map[string]json.RawMessage
-	if json.Unmarshal(r.body, &obj) != nil {
+	if json.Unmarshal(body, &obj) != nil {
 		return ""
 	}
 	var s string
@@ -83,15 +114,16 @@ type RequestContext struct {
 	// (application/x-www-form-urlencoded) or multipart (multipart/form-data)
 	// body of a POST, PUT or PATCH request, as the handler's input step
 	// parses them; the file parts of a multipart body are not in it, nor is a
-	// JSON body (see API.Input and Request.Field).
+	// JSON body (see API.Input and Request.Field). In a handler, API.G fills
+	// it for a file that names Post (input.go); it reads no body itself.
 	//
 	// Middleware sees the fields too, without taking the body from the
 	// handler: the first RequestContextOf call of a request reads the body,
 	// at most Config.MaxBodyBytes of it, and puts it back whole, so that the
 	// handler reads the same bytes. A body over that limit, or one that
 	// cannot be read or parsed, leaves Post empty in middleware, and the
-	// handler's input step answers for it as usual (413 request_too_large,
-	// 400 invalid_body). Middleware that replaces the request body should
+	// handler's input step answers for it as usual, if the handler reads
+	// its input (413 request_too_large, 400 invalid_body). Middleware that replaces the request body should
 	// do so before calling RequestContextOf. Called for the first time after
 	// the handler has read its input, RequestContextOf does not read the
 	// body again: Post then holds what the handler's API.G gave it, if it

@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"sync"
+	"time"
 )
 
 // bufferLimit is how much a Response holds back before it sends its header
@@ -26,6 +27,9 @@ type Response struct {
 	buf       *bytes.Buffer // from bufPool, while something is held back
 	wrote     bool
 	before    []func(*Response)
+
+	writeTimeout time.Duration // Config.WriteTimeout
+	extended     time.Time     // when the write deadline was last extended
 }
 
 // BeforeCommit registers f to run once, just before the header is sent:
@@ -47,6 +51,7 @@ func (r *Response) WriteHeader(code int) {
 func (r *Response) Write(b []byte) (int, error) {
 	r.wrote = true
 	if r.committed {
+		r.extendWrite(false)
 		return r.Parent.Write(b)
 	}
 	n, _ := r.buffer().Write(b)
@@ -57,6 +62,7 @@ func (r *Response) Write(b []byte) (int, error) {
 func (r *Response) WriteString(s string) (int, error) {
 	r.wrote = true
 	if r.committed {
+		r.extendWrite(false)
 		return io.WriteString(r.Parent, s)
 	}
 	n, _ := r.buffer().WriteString(s)
@@ -92,7 +98,39 @@ func (r *Response) Flush() {
 	if err := r.commit(); err != nil {
 		return
 	}
+	r.extendWrite(true)
 	_ = http.NewResponseController(r.Parent).Flush()
+}
+
+// extendWrite moves the connection's write deadline to
+// Config.WriteTimeout from now: when the response starts (commit,
+// handOver), at every flush, and at most once a second for writes past the
+// buffer, so that a response that keeps moving is never cut, and one whose
+// client stopped reading is. However long the handler computed before it
+// does not count.
+func (r *Response) extendWrite(flush bool) {
+	if r.writeTimeout <= 0 {
+		return
+	}
+	now := time.Now()
+	if !flush && now.Sub(r.extended) < time.Second {
+		return
+	}
+	r.extended = now
+	if dl := deadlinesOf(r.Parent); dl != nil {
+		_ = dl.SetWriteDeadline(now.Add(r.writeTimeout))
+	}
+}
+
+// endWrite lifts the write deadline extendWrite set, when the handler call
+// ends, so that it cannot cut the next response on the connection.
+func (r *Response) endWrite() {
+	if r.extended.IsZero() {
+		return
+	}
+	if dl := deadlinesOf(r.Parent); dl != nil {
+		_ = dl.SetWriteDeadline(time.Time{})
+	}
 }
 
 // Unwrap returns Parent, for http.ResponseController.
@@ -144,6 +182,7 @@ func (r *Response) handOver() (http.ResponseWriter, error) {
 		}
 	}
 	r.committed = true
+	r.extendWrite(true) // the handler writes the rest itself
 	return r.Parent, nil
 }
 
@@ -158,6 +197,7 @@ func (r *Response) commit() error {
 		f(r)
 	}
 	r.committed = true
+	r.extendWrite(true)
 	r.Parent.WriteHeader(r.Status())
 	if r.buf == nil {
 		return nil

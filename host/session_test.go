@@ -286,13 +286,20 @@ func TestSessionForgedAndTamperedCookies(t *testing.T) {
 
 func TestSessionCookieFlags(t *testing.T) {
 	for _, tc := range []struct {
-		name   string
-		tls    bool
-		hdr    []string
-		secure bool
-	}{{"http", false, nil, false}, {"tls", true, nil, true}, {"behind a TLS proxy", false, []string{"X-Forwarded-Proto", "https"}, true}} {
+		name    string
+		tls     bool
+		hdr     []string
+		secure  bool
+		proxies []string // Config.TrustedProxies
+	}{
+		{"http", false, nil, false, nil}, {"tls", true, nil, true, nil},
+		{"behind a TLS proxy", false, []string{"X-Forwarded-Proto", "https"}, true, []string{"127.0.0.1"}},
+		{"X-Forwarded-Proto from an untrusted peer", false, []string{"X-Forwarded-Proto", "https"}, false, []string{"10.0.0.0/8"}},
+		{"X-Forwarded-Proto with no trusted proxy", false, []string{"X-Forwarded-Proto", "https"}, false, nil},
+	} {
 		t.Run(tc.name, func(t *testing.T) {
-			url, _, c := sessionApp(t, t.TempDir(), tc.tls, host.WithSessionSecret(strings.Repeat("f", 40)))
+			url, _, c := sessionApp(t, t.TempDir(), tc.tls, host.WithSessionSecret(strings.Repeat("f", 40)),
+				host.WithConfig(func(c *host.Config) { c.TrustedProxies = tc.proxies }))
 			if tc.tls {
 				c.Transport.(*http.Transport).TLSClientConfig.MinVersion = tls.VersionTLS12
 			}

@@ -178,12 +178,14 @@ func TestSharedPackageReloadUnderLoad(t *testing.T) {
 }
 
 // TestSharedPackageErrors: a compile error in a package is the importing
-// handler's compile error, named by the package file's own line and
+// handler's compile error (with --dev), named by the package file's own line and
 // column; an import cycle between packages is named as such; fixing the
 // package brings the handler back. zealgo check reports the package's
 // position at each importer; zealgo routes does not list packages.
 func TestSharedPackageErrors(t *testing.T) {
-	ta := newTestApp(t, sharedApp(1))
+	// With --dev the error is served; without it the last good version
+	// keeps serving (TestReloadKeepsLastGood).
+	ta := newTestApp(t, sharedApp(1), host.WithDev(true))
 	word := filepath.Join(ta.root, "lib/word/word.go")
 	if code, body := get(t, ta.srv.URL+"/api/nested"); code != 200 || body != `{"v":"wrapped 1"}` {
 		t.Fatalf("before: %d %s", code, body)

@@ -2,6 +2,7 @@ package interp
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -39,7 +40,16 @@ type CacheOptions struct {
 	// in one of them (not a _test.go file), or the directory appearing or
 	// going away, rebuilds the file as a change to the file itself does.
 	Deps func(path string) []string
+	// KeepLastGood keeps the value of a file that built when a rebuild
+	// after a change fails: Get returns it until a rebuild succeeds or the
+	// file is removed, and OnReload receives the build error wrapping
+	// ErrKeptLastGood. Without it, the failure replaces the value.
+	KeepLastGood bool
 }
+
+// ErrKeptLastGood is wrapped in the error OnReload receives when
+// KeepLastGood kept the previous value of a file that failed to rebuild.
+var ErrKeptLastGood = errors.New("the last version that built keeps serving")
 
 // Cache holds one built value per file. A file is built on its first Get;
 // when it or one of its dependencies (CacheOptions.Deps) changes on disk a
@@ -66,9 +76,9 @@ type entry[T any] struct {
 	build sync.Mutex // one build of a file at a time
 	cur   atomic.Pointer[result[T]]
 	used  atomic.Int64 // unix nanoseconds of the last Get
-	// emptyWait is set while a working value is kept because its file was
-	// caught empty, as an editor's save truncates before it writes.
-	emptyWait bool
+	// changed is when the watcher last saw the file change (unix
+	// nanoseconds): a failed rebuild counts only after a quiet period.
+	changed atomic.Int64
 }
 
 type result[T any] struct {
@@ -288,9 +298,11 @@ func (c *Cache[T]) changed(path string) {
 // scheduleLocked schedules a rebuild of path after the debounce delay, if
 // the cache holds it. Called with c.mu held.
 func (c *Cache[T]) scheduleLocked(path string) {
-	if c.entries[path] == nil {
+	e := c.entries[path]
+	if e == nil {
 		return
 	}
+	e.changed.Store(time.Now().UnixNano())
 	if t := c.timers[path]; t != nil {
 		t.Reset(c.opts.Debounce)
 		return
@@ -298,20 +310,19 @@ func (c *Cache[T]) scheduleLocked(path string) {
 	c.timers[path] = time.AfterFunc(c.opts.Debounce, func() { c.rebuild(path) })
 }
 
-// emptyRecheck is how long a file caught empty while it had a working
-// value is given to get its content before its build error is kept.
-const emptyRecheck = 100 * time.Millisecond
+// secondLookDelay is how long a file must stay unchanged before a failed
+// rebuild replaces (or, with KeepLastGood, is reported against) a working
+// value: a file caught in the middle of a save (truncated, written in
+// parts, or moved away while a new one is written) gets its next part
+// first.
+const secondLookDelay = 100 * time.Millisecond
 
 // midSave reports whether a failed rebuild of path should keep the working
-// value of e for now: the file, or a Go file it depends on, is empty, as it
-// is between the truncation and the write of a save, and was not empty on
-// the previous look. It then
-// schedules a second look; a write meanwhile replaces it with a rebuild.
-// Called with e.build held.
+// value of e for now: the file changed again while it was built (a
+// rebuild is scheduled: rebuild dropped its own timer when it began), or
+// changed less than secondLookDelay ago; then a second look is scheduled
+// for when that time is up. Called with e.build held.
 func (c *Cache[T]) midSave(path string, e *entry[T]) bool {
-	if e.emptyWait || !c.caughtEmpty(path) {
-		return false
-	}
 	if r := e.cur.Load(); r == nil || r.err != nil {
 		return false
 	}
@@ -320,11 +331,14 @@ func (c *Cache[T]) midSave(path string, e *entry[T]) bool {
 	if c.closed || c.entries[path] != e {
 		return false
 	}
-	e.emptyWait = true
-	if t := c.timers[path]; t != nil {
-		return true // a newer change is already scheduled
+	if c.timers[path] != nil {
+		return true // a newer change is scheduled
 	}
-	c.timers[path] = time.AfterFunc(max(emptyRecheck, c.opts.Debounce), func() { c.rebuild(path) })
+	wait := max(secondLookDelay, c.opts.Debounce) - time.Since(time.Unix(0, e.changed.Load()))
+	if wait <= 0 {
+		return false
+	}
+	c.timers[path] = time.AfterFunc(wait, func() { c.rebuild(path) })
 	return true
 }
 
@@ -343,10 +357,12 @@ func (c *Cache[T]) rebuild(path string) {
 		e.build.Unlock()
 		return
 	}
-	e.emptyWait = false
-	if errors.Is(err, fs.ErrNotExist) {
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
 		c.drop(path, e)
-	} else {
+	case err != nil && c.opts.KeepLastGood && e.cur.Load() != nil && e.cur.Load().err == nil:
+		err = fmt.Errorf("%w; %w", err, ErrKeptLastGood)
+	default:
 		e.cur.Store(&result[T]{val: v, err: err})
 	}
 	e.build.Unlock()
@@ -426,29 +442,4 @@ func (c *Cache[T]) dependentsLocked(path string) []string {
 		}
 	}
 	return out
-}
-
-// caughtEmpty reports whether path, or a Go file in a directory it depends
-// on, is empty.
-func (c *Cache[T]) caughtEmpty(path string) bool {
-	if isEmpty(path) {
-		return true
-	}
-	c.mu.Lock()
-	dirs := c.deps[path]
-	c.mu.Unlock()
-	for _, d := range dirs {
-		ents, _ := os.ReadDir(d)
-		for _, ent := range ents {
-			if strings.HasSuffix(ent.Name(), ".go") && isEmpty(filepath.Join(d, ent.Name())) {
-				return true
-			}
-		}
-	}
-	return false
-}
-
-func isEmpty(path string) bool {
-	fi, err := os.Stat(path)
-	return err == nil && fi.Mode().IsRegular() && fi.Size() == 0
 }

@@ -13,14 +13,18 @@ import (
 	"github.com/zealgo/zealgo/internal/testutil"
 )
 
-// chromium is Debian's browser, installed by .ci/run.
-// TestSampleBrowser drives a real headless Chromium through the pages, with
-// no JavaScript of the application's: register through the form, land on
-// the notes page, add a note, log out, log in again and see the note; a
-// wrong password shows the auth-error paragraph.
-func TestSampleBrowser(t *testing.T) {
+// browser is a headless Chromium (Debian's, installed by .ci/run) driven
+// through chromedp, with a screenshot after every step in shots.
+type browser struct {
+	t     *testing.T
+	ctx   context.Context
+	shots string // $ZEALGO_SCREENSHOTS, else the test's artifact directory
+}
+
+// newBrowser starts Chromium for the test; it stops with the test.
+func newBrowser(t *testing.T) *browser {
+	t.Helper()
 	chromium := testutil.NeedProgram(t, "chromium", "apt-get install chromium")
-	srv := newSampleServer(t)
 	opts := []chromedp.ExecAllocatorOption{
 		chromedp.ExecPath(chromium),
 		chromedp.UserDataDir(t.TempDir()),
@@ -36,46 +40,72 @@ func TestSampleBrowser(t *testing.T) {
 		chromedp.WindowSize(1000, 800),
 	}
 	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	defer cancelAlloc()
+	t.Cleanup(cancelAlloc)
 	ctx, cancelCtx := chromedp.NewContext(actx)
-	defer cancelCtx()
-
+	t.Cleanup(cancelCtx)
 	// Start the browser on the context without a deadline, then bound
 	// every step.
 	if err := chromedp.Do(ctx); err != nil {
 		t.Fatalf("starting %s: %v", chromium, err)
 	}
-	shots := os.Getenv("ZEALGO_SCREENSHOTS") // a directory to keep screenshots in
-	step := func(name string, steps ...chromedp.Action[chromedp.Void]) {
-		t.Helper()
-		sctx, cancel := context.WithTimeout(ctx, 20*time.Second)
-		defer cancel()
-		if err := chromedp.Do(sctx, steps...); err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
-		if shots != "" {
-			if png, err := chromedp.Run(sctx, chromedp.FullScreenshot(100)); err == nil {
-				_ = os.WriteFile(filepath.Join(shots, "sample-"+strings.ReplaceAll(name, " ", "-")+".png"), png, 0o644)
-			}
-		}
+	shots := os.Getenv("ZEALGO_SCREENSHOTS")
+	if shots == "" {
+		shots = t.ArtifactDir()
 	}
-	get := func(a chromedp.Action[string]) string {
-		t.Helper()
-		sctx, cancel := context.WithTimeout(ctx, 20*time.Second)
-		defer cancel()
-		v, err := chromedp.Run(sctx, a)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return v
+	return &browser{t: t, ctx: ctx, shots: shots}
+}
+
+// step runs steps within 20 s, then saves a screenshot of the whole page
+// as sample-<name>.png.
+func (b *browser) step(name string, steps ...chromedp.Action[chromedp.Void]) {
+	b.t.Helper()
+	sctx, cancel := context.WithTimeout(b.ctx, 20*time.Second)
+	defer cancel()
+	if err := chromedp.Do(sctx, steps...); err != nil {
+		b.t.Fatalf("%s: %v", name, err)
 	}
-	wantPath := func(p string) {
-		t.Helper()
-		if loc := get(chromedp.Location()); !strings.HasSuffix(loc, p) {
-			t.Fatalf("at %s, want %s", loc, p)
-		}
+	if png, err := chromedp.Run(sctx, chromedp.FullScreenshot(100)); err == nil {
+		_ = os.WriteFile(filepath.Join(b.shots, "sample-"+strings.ReplaceAll(name, " ", "-")+".png"), png, 0o644)
 	}
-	css := func(s string) chromedp.CSS { return chromedp.CSS(s) }
+}
+
+// get runs a that returns a string within 20 s.
+func (b *browser) get(a chromedp.Action[string]) string {
+	b.t.Helper()
+	return run(b, a)
+}
+
+// run runs a within 20 s and returns its value.
+func run[T any](b *browser, a chromedp.Action[T]) T {
+	b.t.Helper()
+	sctx, cancel := context.WithTimeout(b.ctx, 20*time.Second)
+	defer cancel()
+	v, err := chromedp.Run(sctx, a)
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	return v
+}
+
+// wantPath fails the test unless the page's address ends in p.
+func (b *browser) wantPath(p string) {
+	b.t.Helper()
+	if loc := b.get(chromedp.Location()); !strings.HasSuffix(loc, p) {
+		b.t.Fatalf("at %s, want %s", loc, p)
+	}
+}
+
+func css(s string) chromedp.CSS { return chromedp.CSS(s) }
+
+// TestSampleBrowser drives a real headless Chromium through the pages, with
+// no JavaScript of the application's: register through the form, land on
+// the notes page, add a note, log out, log in again and see the note; a
+// wrong password shows the log-in form again with the error beside it and
+// the username still in it.
+func TestSampleBrowser(t *testing.T) {
+	srv := newSampleServer(t)
+	b := newBrowser(t)
+	step, get, wantPath := b.step, b.get, b.wantPath
 
 	step("log-in page",
 		chromedp.Navigate(srv.URL+"/learn/"),
@@ -100,6 +130,11 @@ func TestSampleBrowser(t *testing.T) {
 	if text := get(chromedp.Text(css(".note-list"))); !strings.Contains(text, "Milk & eggs") || !strings.Contains(text, "two dozen") {
 		t.Errorf("the notes page shows %q", text)
 	}
+	step("log-in page when logged in",
+		chromedp.Navigate(srv.URL+"/learn/"),
+		chromedp.WaitVisible(css("#add-note")),
+	)
+	wantPath("/learn/notes")
 	step("log out",
 		chromedp.Click(css("#logout button")),
 		chromedp.WaitVisible(css("#login")),
@@ -134,4 +169,39 @@ func TestSampleBrowser(t *testing.T) {
 		t.Errorf("auth-error paragraph says %q", text)
 	}
 	wantPath("/api/learn/login")
+	checkFormAgain(t, b, "browser_user")
+	step("log in after the error",
+		chromedp.SendKeys(css("#login-password"), "browser-pass-1"),
+		chromedp.Click(css("#login button[type=submit]")),
+		chromedp.WaitVisible(css(".note-list .note-title")),
+	)
+	wantPath("/learn/notes")
+}
+
+// checkFormAgain checks the page after a failed log-in: the log-in form,
+// with the error in its card, the username kept, the password empty and
+// focused.
+func checkFormAgain(t *testing.T, b *browser, username string) {
+	t.Helper()
+	got := run(b, chromedp.Evaluate[formState](`(() => {
+		const err = document.querySelector('p.auth-error');
+		const card = err && err.closest('.learn-card');
+		return {
+			errorInCard: !!card && !!card.querySelector('form#login'),
+			username: document.querySelector('#login-username').value,
+			password: document.querySelector('#login-password').value,
+			focused: document.activeElement ? document.activeElement.id : '',
+		};
+	})()`))
+	if !got.ErrorInCard || got.Username != username || got.Password != "" || got.Focused != "login-password" {
+		t.Errorf("after a failed log-in: %+v; want the error in the log-in card, username %q kept, the password empty and focused", got, username)
+	}
+}
+
+// formState is what checkFormAgain reads from the page.
+type formState struct {
+	ErrorInCard bool   `json:"errorInCard"`
+	Username    string `json:"username"`
+	Password    string `json:"password"`
+	Focused     string `json:"focused"`
 }

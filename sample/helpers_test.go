@@ -25,10 +25,16 @@ type sampleServer struct {
 	Log   *testutil.Buffer
 }
 
-func newSampleServer(t *testing.T) *sampleServer {
+// newSampleServer serves the sample; opts apply after the test defaults.
+// Tests send many failed log-ins and registrations from one address, so
+// the throttle of the log-in and registration endpoints allows 1000 a
+// minute unless opts say otherwise (throttle_test.go keeps the default).
+func newSampleServer(t *testing.T, opts ...host.Option) *sampleServer {
 	t.Helper()
 	log := &testutil.Buffer{}
-	app := host.New(host.WithRoot(".."), host.WithDataDir(t.TempDir()), host.WithLogOutput(log, slog.LevelInfo))
+	opts = append([]host.Option{host.WithRoot(".."), host.WithDataDir(t.TempDir()), host.WithLogOutput(log, slog.LevelInfo),
+		host.WithConfig(func(c *host.Config) { c.ThrottleLimit = 1000 })}, opts...)
+	app := host.New(opts...)
 	s := setup(app)
 	h, err := app.Handler()
 	if err != nil {

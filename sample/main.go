@@ -37,6 +37,10 @@ func setup(app *host.App) *store.Store {
 			return err
 		}
 		a.Logger().Info("sample: database open", "path", path)
+		if dups := s.CaseDuplicates(); len(dups) > 0 {
+			a.Logger().Warn("zealgo: sample: usernames that differ only in case; rename all but one of each to get the unique index",
+				"path", path, "names", dups)
+		}
 		return nil
 	})
 	app.OnStop(func() {

@@ -32,9 +32,9 @@ func TestSamplePages(t *testing.T) {
 		{"log-in page", anon, "/learn/", 200, "", []string{
 			`<form id="login" class="learn-form" method="post" action="/api/learn/login">`,
 			`action="/api/learn/register"`, `name="username"`, `name="password"`, `type="password"`,
-			`href="/css/style.css"`, `href="/css/learn.css"`,
-		}, []string{"Logged in as"}},
-		{"log-in page, logged in", user, "/learn/", 200, "", []string{"Logged in as <strong>pageuser</strong>"}, nil},
+			`href="/css/learn.css"`,
+		}, []string{"Logged in as", `href="/css/style.css"`, `class="auth-error"`}},
+		{"log-in page, logged in", user, "/learn/", http.StatusSeeOther, "/learn/notes", nil, nil},
 		{"notes page, logged out", anon, "/learn/notes", http.StatusSeeOther, "/learn/", nil, nil},
 		{"notes page", user, "/learn/notes", 200, "", []string{
 			`<strong id="who">pageuser</strong>`,

@@ -6,16 +6,30 @@ import (
 	"testing"
 )
 
-// TestSampleLogout covers /api/learn/logout: every method logs out, a
-// browser is sent to the log-in page, a JSON client gets
-// {"logged_out":true}.
+// TestSampleLogout covers /api/learn/logout: a POST logs out, a browser
+// is sent to the log-in page, a JSON client gets {"logged_out":true};
+// every other method gets 405 and logs nobody out (issue 14: a
+// cross-site link must not log users out).
 func TestSampleLogout(t *testing.T) {
 	srv := newSampleServer(t)
+	for _, method := range []string{"GET", "DELETE", "PUT"} {
+		t.Run(method+" refused", func(t *testing.T) {
+			c := srv.client(t)
+			c.register("stay"+method, "password1")
+			r := c.do(method, "/api/learn/logout", nil, "Accept", "text/html")
+			if r.Status != http.StatusMethodNotAllowed || r.Header.Get("Allow") != "POST, OPTIONS" {
+				t.Errorf("%d Allow %q %s", r.Status, r.Header.Get("Allow"), r.Body)
+			}
+			if n := c.json("GET", "/api/learn/notes", nil); n.Status != http.StatusOK {
+				t.Errorf("logged out by a %s: %d %s", method, n.Status, n.Body)
+			}
+		})
+	}
 	tests := []struct {
 		method string
 		json   bool
 	}{
-		{"POST", false}, {"GET", false}, {"DELETE", false}, {"POST", true}, {"PUT", true},
+		{"POST", false}, {"POST", true},
 	}
 	for _, tt := range tests {
 		name := tt.method

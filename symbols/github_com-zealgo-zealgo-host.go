@@ -15,7 +15,9 @@ func init() {
 	Symbols["github.com/zealgo/zealgo/host/host"] = map[string]reflect.Value{
 		// function, constant and variable definitions
 		"BasicAuthEnv":           reflect.ValueOf(constant.MakeFromLiteral("\"ZEALGO_BASIC_AUTH\"", token.STRING, 0)),
+		"ClientIP":               reflect.ValueOf(host.ClientIP),
 		"CodeCompileError":       reflect.ValueOf(constant.MakeFromLiteral("\"handler_compile_error\"", token.STRING, 0)),
+		"CodeCrossOrigin":        reflect.ValueOf(constant.MakeFromLiteral("\"cross_origin_request\"", token.STRING, 0)),
 		"CodeHandlerNotFound":    reflect.ValueOf(constant.MakeFromLiteral("\"handler_not_found\"", token.STRING, 0)),
 		"CodeInternal":           reflect.ValueOf(constant.MakeFromLiteral("\"internal_error\"", token.STRING, 0)),
 		"CodeInvalidBody":        reflect.ValueOf(constant.MakeFromLiteral("\"invalid_body\"", token.STRING, 0)),
@@ -25,6 +27,8 @@ func init() {
 		"CodeMethodNotFound":     reflect.ValueOf(constant.MakeFromLiteral("\"method_not_found\"", token.STRING, 0)),
 		"CodeNotFound":           reflect.ValueOf(constant.MakeFromLiteral("\"not_found\"", token.STRING, 0)),
 		"CodeRequestEntityLarge": reflect.ValueOf(constant.MakeFromLiteral("\"request_too_large\"", token.STRING, 0)),
+		"CodeRequestTimeout":     reflect.ValueOf(constant.MakeFromLiteral("\"request_timeout\"", token.STRING, 0)),
+		"CodeTooManyRequests":    reflect.ValueOf(constant.MakeFromLiteral("\"too_many_requests\"", token.STRING, 0)),
 		"CodeUnauthorized":       reflect.ValueOf(constant.MakeFromLiteral("\"unauthorized\"", token.STRING, 0)),
 		"CodeUndefinedMethod":    reflect.ValueOf(constant.MakeFromLiteral("\"undefined_method\"", token.STRING, 0)),
 		"CodeUnknownMiddleware":  reflect.ValueOf(constant.MakeFromLiteral("\"unknown_middleware\"", token.STRING, 0)),
@@ -89,9 +93,12 @@ func init() {
 		"SessionConfig":     reflect.ValueOf((*host.SessionConfig)(nil)),
 		"Task":              reflect.ValueOf((*host.Task)(nil)),
 		"TaskError":         reflect.ValueOf((*host.TaskError)(nil)),
+		"Throttle":          reflect.ValueOf((*host.Throttle)(nil)),
+		"ThrottleStore":     reflect.ValueOf((*host.ThrottleStore)(nil)),
 
 		// interface wrapper definitions
 		"_SessionBackend": reflect.ValueOf((*_github_com_zealgo_zealgo_host_SessionBackend)(nil)),
+		"_ThrottleStore":  reflect.ValueOf((*_github_com_zealgo_zealgo_host_ThrottleStore)(nil)),
 	}
 }
 
@@ -111,4 +118,22 @@ func (W _github_com_zealgo_zealgo_host_SessionBackend) Load(ctx context.Context,
 }
 func (W _github_com_zealgo_zealgo_host_SessionBackend) Save(ctx context.Context, id string, data []byte, ttl time.Duration) error {
 	return W.WSave(ctx, id, data, ttl)
+}
+
+// _github_com_zealgo_zealgo_host_ThrottleStore is an interface wrapper for ThrottleStore type
+type _github_com_zealgo_zealgo_host_ThrottleStore struct {
+	IValue interface{}
+	WFail  func(ctx context.Context, key string, limit int, window time.Duration) error
+	WReset func(ctx context.Context, key string) error
+	WWait  func(ctx context.Context, key string, limit int, window time.Duration) (time.Duration, error)
+}
+
+func (W _github_com_zealgo_zealgo_host_ThrottleStore) Fail(ctx context.Context, key string, limit int, window time.Duration) error {
+	return W.WFail(ctx, key, limit, window)
+}
+func (W _github_com_zealgo_zealgo_host_ThrottleStore) Reset(ctx context.Context, key string) error {
+	return W.WReset(ctx, key)
+}
+func (W _github_com_zealgo_zealgo_host_ThrottleStore) Wait(ctx context.Context, key string, limit int, window time.Duration) (time.Duration, error) {
+	return W.WWait(ctx, key, limit, window)
 }

@@ -15,19 +15,27 @@ import (
 // takes username and password as form fields or as a JSON object. On
 // success it logs the account in with a fresh session id and redirects to
 // the notes page (a browser: api.PrefersHTML); any other client gets
-// {"user_id","username"} instead. A
-// wrong username and a wrong password get the same 401, after the same
-// work (a bcrypt verification either way). The helpers it shares with
-// register.go live in lib/learn.
+// {"user_id","username"} instead. A wrong username and a wrong password
+// get the same 401, after the same work (a bcrypt verification either
+// way). Failures are throttled per client address and per username
+// (learn.Throttle), then every attempt gets 429 with Retry-After, the
+// right password too. The helpers it shares with register.go live in
+// lib/learn.
 var post = func(api *host.API, s *store.Store) any {
 	username := api.Req.Field("username")
 	password := api.Req.Field("password")
+	guard, refused := learn.Throttle(api, "login", learn.LogInForm, username)
+	if refused != nil {
+		return refused
+	}
 	id, err := s.CheckLogin(api.Context(), username, password)
 	if errors.Is(err, store.ErrBadCredentials) { // also an empty username or password
+		guard.Fail()
 		return learn.AuthFailed(api, learn.LogInForm, http.StatusUnauthorized, "invalid_credentials", "Wrong username or password.")
 	}
 	if err != nil {
 		return err // 500 internal_error; the log has the details
 	}
+	guard.Succeed()
 	return learn.LogIn(api, id, username, http.StatusOK)
 }

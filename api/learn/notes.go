@@ -3,7 +3,11 @@
 package main
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
+	"io"
+	"mime"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -18,8 +22,11 @@ import (
 //
 //	GET                 200 [note, ...]   (?id=N: 200 note)
 //	POST title, body    201 note
-//	PUT ?id=N           200 note          (title, body in the body)
-//	DELETE ?id=N        200 {"deleted":true,"id":N}
+//	PUT id, title, body 200 note
+//	DELETE id           200 {"deleted":true,"id":N}
+//
+// PUT and DELETE take the id from the query (?id=N) or, when the query
+// has none, from the body (a form field or a JSON member).
 //
 // Not logged in: 401 {"error":"auth_required"}. Another account's note, or
 // none: 404 {"error":"note_not_found"}. A broken rule (title 1–200
@@ -84,7 +91,7 @@ var put = func(api *host.API, s *store.Store) any { return update(api, s) }
 
 var delete = func(api *host.API, s *store.Store) any { return remove(api, s) }
 
-// update replaces the title and body of the note ?id=N.
+// update replaces the title and body of the note id (parseNoteID).
 func update(api *host.API, s *store.Store) any {
 	uid, id, fail := owned(api, s)
 	if fail != nil {
@@ -104,7 +111,7 @@ func update(api *host.API, s *store.Store) any {
 	return n
 }
 
-// remove deletes the note ?id=N.
+// remove deletes the note id (parseNoteID).
 func remove(api *host.API, s *store.Store) any {
 	uid, id, fail := owned(api, s)
 	if fail != nil {
@@ -119,7 +126,7 @@ func remove(api *host.API, s *store.Store) any {
 	return map[string]any{"deleted": true, "id": id}
 }
 
-// owned returns the caller's account id and the note id ?id=N, or what
+// owned returns the caller's account id and the note id, or what
 // to answer when there is no caller or no valid id.
 func owned(api *host.API, s *store.Store) (userID, noteID int64, fail any) {
 	u := s.CurrentUser(api.G())
@@ -138,11 +145,15 @@ func authRequired() error {
 	return host.NewError(http.StatusUnauthorized, "auth_required", "log in first: POST /api/learn/login")
 }
 
-// parseNoteID reads the note id from the query (?id=N), else from the body.
+// parseNoteID reads the note id from the query (?id=N), else from the
+// body: API.Input for POST and PUT, bodyID for DELETE.
 func parseNoteID(api *host.API) (int64, *host.Error) {
 	raw := api.Req.Get.Get("id")
 	if raw == "" {
 		raw = api.String("id")
+	}
+	if raw == "" {
+		raw = bodyID(api)
 	}
 	id, err := strconv.ParseInt(strings.TrimSpace(raw), 10, 64)
 	if err != nil || id <= 0 {
@@ -150,6 +161,46 @@ func parseNoteID(api *host.API) (int64, *host.Error) {
 	}
 	return id, nil
 }
+
+// bodyID returns the id field of a DELETE request's body, form-encoded
+// or a JSON object, whose input holds the query only; "" when there is
+// none.
+func bodyID(api *host.API) string {
+	r := api.Req.Parent
+	if r.Method != http.MethodDelete || r.Body == nil {
+		return ""
+	}
+	b, err := io.ReadAll(io.LimitReader(r.Body, maxDeleteBody))
+	if err != nil {
+		return ""
+	}
+	mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	switch mt {
+	case "application/x-www-form-urlencoded":
+		v, err := url.ParseQuery(string(b))
+		if err != nil {
+			return ""
+		}
+		return v.Get("id")
+	case "application/json":
+		var m map[string]any
+		d := json.NewDecoder(bytes.NewReader(b))
+		d.UseNumber()
+		if d.Decode(&m) != nil {
+			return ""
+		}
+		switch id := m["id"].(type) {
+		case json.Number:
+			return id.String()
+		case string:
+			return id
+		}
+	}
+	return ""
+}
+
+// maxDeleteBody is as much of a DELETE body as bodyID reads.
+const maxDeleteBody = 4096
 
 // noteError maps a store error to its response: 404 note_not_found, or a
 // 500 for anything else.

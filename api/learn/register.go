@@ -14,17 +14,26 @@ import (
 // post serves POST /api/learn/register (mode 2: other methods get 405).
 // It takes username and password as form fields or as a JSON object. On
 // success it creates the account, logs it in with a fresh session id and
-// redirects to the notes page; a JSON client gets 201 {"user_id",
-// "username"} instead. A taken username is 409, a broken rule 422: an
-// auth-error paragraph for a browser, {"error","hint"} for a JSON client.
+// redirects a browser (api.PrefersHTML) to the notes page; any other
+// client gets 201 {"user_id", "username"} instead. A taken username is
+// 409, a broken rule 422: an auth-error paragraph for a browser,
+// {"error","hint"} for any other client. Failures are throttled per client
+// address and per username (learn.Throttle), then every attempt gets 429
+// with Retry-After.
 var post = func(api *host.API, s *store.Store) any {
 	username := api.Req.Field("username")
 	password := api.Req.Field("password")
+	guard, refused := learn.Throttle(api, "register", learn.RegisterForm, username)
+	if refused != nil {
+		return refused
+	}
 	if v := store.ValidateCredentials(username, password); v != nil {
+		guard.Fail()
 		return learn.AuthFailed(api, learn.RegisterForm, http.StatusUnprocessableEntity, v.Code, v.Message)
 	}
 	id, err := s.CreateAccount(api.Context(), username, password)
 	if errors.Is(err, store.ErrUsernameTaken) {
+		guard.Fail()
 		return learn.AuthFailed(api, learn.RegisterForm, http.StatusConflict, "username_taken", "That username is taken. Choose another one.")
 	}
 	if err != nil {

@@ -22,7 +22,6 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
-	"strings"
 	"sync"
 	"time"
 
@@ -67,6 +66,10 @@ type Config struct {
 	Current func(r *http.Request) *sessions.Session
 	// Saved, when set, is told that Store().Save saved sess for r.
 	Saved func(r *http.Request, sess *sessions.Session)
+	// HTTPS, when set, reports whether r reached the application over
+	// TLS, directly or through a trusted proxy; the cookie is then
+	// Secure. Default: r.TLS != nil (no proxy header is believed).
+	HTTPS func(r *http.Request) bool
 }
 
 // Manager loads and saves sessions of one application.
@@ -171,15 +174,18 @@ func (m *Manager) ready() error {
 }
 
 // options returns the cookie options for a response to r: HttpOnly,
-// SameSite=Lax, and Secure when r came over TLS (directly, or through a
-// proxy that says so in X-Forwarded-Proto).
+// SameSite=Lax, and Secure when r came over TLS (Config.HTTPS).
 func (m *Manager) options(r *http.Request) sessions.Options {
+	secure := r.TLS != nil
+	if m.cfg.HTTPS != nil {
+		secure = m.cfg.HTTPS(r)
+	}
 	return sessions.Options{
 		Path:     "/",
 		MaxAge:   int(m.cfg.MaxAge / time.Second),
 		HttpOnly: true,
 		SameSite: http.SameSiteLaxMode,
-		Secure:   r.TLS != nil || strings.EqualFold(r.Header.Get("X-Forwarded-Proto"), "https"),
+		Secure:   secure,
 	}
 }
 

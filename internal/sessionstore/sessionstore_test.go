@@ -96,8 +96,16 @@ func TestManagerRoundTrip(t *testing.T) {
 	}
 	tls := httptest.NewRequest("GET", "/", nil)
 	tls.Header.Set("X-Forwarded-Proto", "HTTPS")
-	if c := save(t, m, tls, map[any]any{"x": 1}); !c.Secure {
+	// Behind a proxy the application trusts (Config.HTTPS says so).
+	behindProxy := newManager(t, dir, func(c *sessionstore.Config) {
+		c.HTTPS = func(r *http.Request) bool { return strings.EqualFold(r.Header.Get("X-Forwarded-Proto"), "https") }
+	})
+	if c := save(t, behindProxy, tls, map[any]any{"x": 1}); !c.Secure {
 		t.Error("no Secure flag behind a TLS proxy")
+	}
+	// Without Config.HTTPS, no client's header is believed.
+	if c := save(t, m, tls, map[any]any{"x": 1}); c.Secure {
+		t.Error("Secure flag from an untrusted X-Forwarded-Proto")
 	}
 }
 

@@ -13,20 +13,22 @@ package learn
 
 import (
 	"net/http"
+	"strings"
 
 	"github.com/zealgo/zealgo/host"
 )
 
-// Form is the form a failed log-in or registration goes back to, as the
-// page template/learn/failed.html names it.
+// Form is the form of /learn/ that a failed log-in or registration is
+// shown again in (template/learn/index.html).
 type Form struct {
-	Title, Heading, Back, BackText string
+	ID    string // "login" or "register"
+	Title string // the page title
 }
 
 // LogInForm and RegisterForm are the two forms of /learn/.
 var (
-	LogInForm    = Form{Title: "Log in", Heading: "Log-in failed", Back: "/learn/", BackText: "Back to the log-in form"}
-	RegisterForm = Form{Title: "Register", Heading: "Registration failed", Back: "/learn/#register", BackText: "Back to the registration form"}
+	LogInForm    = Form{ID: "login", Title: "Log in"}
+	RegisterForm = Form{ID: "register", Title: "Register"}
 )
 
 // LogIn logs the account id in: the session gets a new id (against
@@ -46,15 +48,17 @@ func LogIn(api *host.API, id int64, username string, status int) any {
 }
 
 // AuthFailed answers a failed log-in or registration: JSON
-// {"error","hint"} for a client that does not prefer HTML, else template/learn/failed.html with
-// an auth-error paragraph and a link back to form.
+// {"error","hint"} for a client that does not prefer HTML, else the
+// /learn/ page again (template/learn/index.html) with status, the message
+// beside form and the username as typed in it, so that only what was
+// wrong is typed again.
 func AuthFailed(api *host.API, form Form, status int, code, message string) any {
 	if !api.PrefersHTML() {
 		return host.NewError(status, code, message)
 	}
 	api.Res.WriteHeader(status)
-	return api.App().Render("learn/failed", map[string]any{"Title": form.Title, "Heading": form.Heading,
-		"Message": message, "Back": form.Back, "BackText": form.BackText})
+	username := api.Req.Field("username")
+	return api.App().Render("learn/index", AuthPage(form, message, username, focusField(form, code, username)))
 }
 
 // SeeOther redirects to loc with 303 See Other: the answer to a form
@@ -63,3 +67,30 @@ func SeeOther(api *host.API, loc string) int {
 	api.Res.Header().Set("Location", loc)
 	return http.StatusSeeOther
 }
+
+// Guard is the throttle of one form ("login", "register") for one
+// attempt: failures count per client address and per username
+// (App.Throttle, 5 a minute by default), and past the limit every attempt
+// gets 429 with Retry-After, the right password too.
+type Guard struct {
+	throttle *host.Throttle
+	keys     []string // the address's and the lower-cased username's
+}
+
+// Throttle returns the Guard of the attempt to post form as name, and the
+// 429 answer when the attempt is refused (else nil).
+func Throttle(api *host.API, name string, form Form, username string) (*Guard, any) {
+	g := &Guard{throttle: api.App().Throttle(name),
+		keys: []string{"addr:" + api.ClientIP(), "user:" + strings.ToLower(username)}}
+	if e := g.throttle.Check(g.keys...); e != nil {
+		api.Res.Header().Set("Retry-After", e.Header.Get("Retry-After"))
+		return g, AuthFailed(api, form, e.Status, e.Code, e.Hint)
+	}
+	return g, nil
+}
+
+// Fail counts a failed attempt.
+func (g *Guard) Fail() { g.throttle.Fail(g.keys...) }
+
+// Succeed forgets the username's failures; the address keeps its own.
+func (g *Guard) Succeed() { g.throttle.Reset(g.keys[1]) }

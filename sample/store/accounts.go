@@ -24,7 +24,10 @@ const (
 )
 
 // ErrUsernameTaken is returned by CreateAccount when the username belongs
-// to another account.
+// to another account, in any case: usernames are kept as typed but unique
+// whatever their case ("CaseUser" and "caseuser" are one name). Log-in
+// needs the name in the case it was registered in, as the password must
+// be typed exactly.
 var ErrUsernameTaken = errors.New("zealgo: store: the username is taken")
 
 // ErrBadCredentials is returned by CheckLogin when the username is unknown
@@ -79,7 +82,7 @@ func badUsernameRune(r rune) bool {
 // Register creates an account as the spec's registration rule says: the
 // password hashed with bcrypt at the default cost, the row inserted with a
 // parameterized statement. It returns the new id and true, or 0 and false
-// when the username is taken (a unique violation) or the insert fails.
+// when the username is taken (in any case) or the insert fails.
 // It does not apply ValidateCredentials; the endpoint does.
 func (s *Store) Register(username, password string) (int64, bool) {
 	id, err := s.CreateAccount(context.Background(), username, password)
@@ -101,14 +104,20 @@ func (s *Store) CreateAccount(ctx context.Context, username, password string) (i
 	if err != nil {
 		return 0, err
 	}
-	u := User{Username: username, PasswordHash: string(hash), CreatedAt: time.Now().Unix()}
-	if err := db.Create(&u).Error; err != nil {
-		if errors.Is(err, gorm.ErrDuplicatedKey) {
-			return 0, ErrUsernameTaken
-		}
+	// One statement, so that SQLite's write lock covers the check and the
+	// insert: no row is added when the name exists in any case. The unique
+	// index of migrateUsernames says the same, where it could be made.
+	var id int64
+	err = db.Raw("INSERT INTO users (username, password_hash, created_at) SELECT ?, ?, ? "+
+		"WHERE NOT EXISTS (SELECT 1 FROM users WHERE username = ? COLLATE NOCASE) RETURNING id",
+		username, string(hash), time.Now().Unix(), username).Scan(&id).Error
+	switch {
+	case errors.Is(err, gorm.ErrDuplicatedKey), err == nil && id == 0:
+		return 0, ErrUsernameTaken
+	case err != nil:
 		return 0, fmt.Errorf("zealgo: store: create account: %w", err)
 	}
-	return u.ID, nil
+	return id, nil
 }
 
 // Login checks a username and password as the spec's login rule says and

@@ -14,10 +14,12 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
 
 	"github.com/glebarez/sqlite"
+	"github.com/zealgo/zealgo/internal/sqldb"
 	"golang.org/x/crypto/bcrypt"
 	"gorm.io/gorm"
 	"gorm.io/gorm/logger"
@@ -26,9 +28,9 @@ import (
 // FileName is the name of the database file inside the data directory.
 const FileName = "zealgo.db"
 
-// BusyTimeout is how long a statement waits for another connection's
-// write lock before it fails.
-const BusyTimeout = 5 * time.Second
+// BusyTimeout is how long a write waits for the write lock, held by
+// another write of the pool or by another process, before it fails.
+const BusyTimeout = sqldb.BusyTimeout
 
 // ErrNotOpen is returned by a Store that has not been opened, or has been
 // closed.
@@ -37,10 +39,12 @@ var ErrNotOpen = errors.New("zealgo: store: the database is not open")
 // Store holds the sample application's accounts and notes. Its zero value
 // (or New) is ready to be opened; every method is safe for concurrent use.
 type Store struct {
-	mu    sync.RWMutex
-	db    *gorm.DB
-	path  string
-	dummy []byte // a bcrypt hash that Login verifies when the user is unknown
+	mu   sync.RWMutex
+	db   *gorm.DB
+	path string
+	// caseDups are the usernames that differ only in case, found at Open.
+	caseDups []string
+	dummy    []byte // a bcrypt hash that Login verifies when the user is unknown
 	// compare verifies a password against a hash: bcrypt, or a counting
 	// stand-in in the package's tests.
 	compare func(hash, password []byte) error
@@ -62,7 +66,9 @@ func Open(path string) (*Store, error) {
 
 // Open opens (creating it if needed) the SQLite database at path, with WAL
 // journaling, a busy timeout and foreign keys on every connection, and
-// migrates the users and notes tables.
+// migrates the users and notes tables. The pool is the application
+// database's (internal/sqldb): at most sqldb.SQLiteMaxOpen connections,
+// reads in parallel, writes one at a time in arrival order.
 func (s *Store) Open(path string) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o750); err != nil {
 		return fmt.Errorf("zealgo: store: %w", err)
@@ -74,23 +80,12 @@ func (s *Store) Open(path string) error {
 		return fmt.Errorf("zealgo: store: %w", err)
 	}
 	_ = f.Close()
-	q := url.Values{}
-	q.Add("_pragma", "journal_mode(WAL)")
-	q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", BusyTimeout.Milliseconds()))
-	q.Add("_pragma", "foreign_keys(1)")
-	q.Add("_pragma", "synchronous(FULL)")
-	q.Set("_txlock", "immediate")
-	dsn := "file:" + filepath.ToSlash(path) + "?" + q.Encode()
-	db, err := gorm.Open(sqlite.Open(dsn), &gorm.Config{
-		TranslateError:         true,
-		SkipDefaultTransaction: true,
-		Logger:                 logger.Default.LogMode(logger.Silent),
-		NowFunc:                func() time.Time { return time.Now().UTC() },
-	})
+	db, err := openDB(path)
 	if err != nil {
-		return fmt.Errorf("zealgo: store: open %s: %w", path, err)
+		return err
 	}
-	if err := migrate(db); err != nil {
+	dups, err := migrate(db)
+	if err != nil {
 		closeDB(db)
 		return fmt.Errorf("zealgo: store: migrate %s: %w", path, err)
 	}
@@ -105,13 +100,94 @@ func (s *Store) Open(path string) error {
 		closeDB(db)
 		return fmt.Errorf("zealgo: store: already open on %s", s.path)
 	}
-	s.db, s.path, s.dummy = db, path, dummy
+	s.db, s.path, s.dummy, s.caseDups = db, path, dummy, dups
 	return nil
 }
 
-// migrate creates or updates the tables.
-func migrate(db *gorm.DB) error {
-	return db.AutoMigrate(&User{}, &Note{})
+// CaseDuplicates returns the usernames of the open database that differ
+// only in case, each group as "CaseUser, caseuser": accounts registered
+// before usernames became unique whatever their case. While there are
+// any, the database has no unique index on the folded name (registration
+// still refuses new ones). Rename all but one of each group and restart
+// to get the index.
+func (s *Store) CaseDuplicates() []string {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return slices.Clone(s.caseDups)
+}
+
+// openDB opens GORM on a pool from internal/sqldb, the engine behind the
+// host's own *sql.DB: bounded (sqldb.SQLiteMaxOpen connections), with a
+// write gate that queues writers in order instead of leaving them to
+// SQLite's busy handler, under which some starve past the busy timeout
+// ("database is locked") when hundreds of requests write at once. The
+// sample keeps synchronous=FULL, stricter than sqldb's default.
+func openDB(path string) (*gorm.DB, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, fmt.Errorf("zealgo: store: %w", err)
+	}
+	u := url.URL{Scheme: "sqlite", Path: filepath.ToSlash(abs), RawQuery: "_pragma=synchronous(FULL)"}
+	src, err := sqldb.Parse(u.String(), "")
+	if err != nil {
+		return nil, fmt.Errorf("zealgo: store: %w", err)
+	}
+	pool, err := sqldb.Open(src)
+	if err != nil {
+		return nil, fmt.Errorf("zealgo: store: %w", err)
+	}
+	db, err := gorm.Open(sqlite.Dialector{Conn: pool}, &gorm.Config{
+		TranslateError:         true,
+		SkipDefaultTransaction: true,
+		Logger:                 logger.Default.LogMode(logger.Silent),
+		NowFunc:                func() time.Time { return time.Now().UTC() },
+	})
+	if err != nil {
+		_ = pool.Close()
+		return nil, fmt.Errorf("zealgo: store: open %s: %w", path, err)
+	}
+	return db, nil
+}
+
+// migrate creates or updates the tables and returns the usernames that
+// differ only in case (see migrateUsernames).
+func migrate(db *gorm.DB) ([]string, error) {
+	if err := db.AutoMigrate(&User{}, &Note{}); err != nil {
+		return nil, err
+	}
+	return migrateUsernames(db)
+}
+
+// The indexes on username COLLATE NOCASE (ASCII letters folded; the
+// registration rule allows no others): unique, or, on a database that
+// already holds names differing only in case, a plain one for lookups.
+const (
+	usernameIndex       = "users_username_nocase"
+	usernameLegacyIndex = "users_username_nocase_legacy"
+)
+
+// migrateUsernames makes usernames unique whatever their case with a
+// unique index, the users table left as it is. A database made before
+// that rule may hold names that differ only in case ("CaseUser" and
+// "caseuser"): the index cannot be made then, and no row is changed or
+// dropped. Each such account still logs in by its exact name, and
+// CreateAccount refuses new ones all the same; the names are returned,
+// for the application to report, and the unique index is made at the
+// first start after they are renamed.
+func migrateUsernames(db *gorm.DB) ([]string, error) {
+	var dups []string
+	err := db.Raw("SELECT group_concat(username, ', ') FROM users GROUP BY username COLLATE NOCASE " +
+		"HAVING count(*) > 1 ORDER BY username COLLATE NOCASE").Scan(&dups).Error
+	if err != nil {
+		return nil, err
+	}
+	if len(dups) > 0 {
+		return dups, db.Exec("CREATE INDEX IF NOT EXISTS " + usernameLegacyIndex + " ON users (username COLLATE NOCASE)").Error
+	}
+	if err := db.Exec("CREATE UNIQUE INDEX IF NOT EXISTS " + usernameIndex + " ON users (username COLLATE NOCASE)").Error; err != nil {
+		return nil, err
+	}
+	return nil, db.Exec("DROP INDEX IF EXISTS " + usernameLegacyIndex).Error
 }
 
 // dummyHash hashes a random password, at the same cost as real accounts.
@@ -158,7 +234,7 @@ func (s *Store) conn(ctx context.Context) (*gorm.DB, error) {
 func (s *Store) Close() error {
 	s.mu.Lock()
 	db := s.db
-	s.db, s.path = nil, ""
+	s.db, s.path, s.caseDups = nil, "", nil
 	s.mu.Unlock()
 	if db == nil {
 		return nil

@@ -1,0 +1,262 @@
+package host
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+	"github.com/labstack/gommon/bytes"
+)
+
+// The edge: what every request gets before the global middleware, set up
+// once from the Config (setupEdge, called by App.setup) and applied by the
+// outermost layer (dispatch.go).
+//
+//   - Time limits: for a request with a body, a read deadline that every
+//     read of the body extends (Config.BodyTimeout). The write deadline of
+//     a handler's response (Config.WriteTimeout) is the Response's
+//     (response.go): set when it starts sending, moved at each flush.
+//   - Frame headers: Content-Security-Policy: frame-ancestors and
+//     X-Frame-Options (Config.FrameAncestors), set before the handler runs,
+//     so that a handler that sets its own keeps it.
+//   - Cross-origin protection: http.CrossOriginProtection refuses unsafe
+//     requests that browsers send from other origins
+//     (Config.TrustedOrigins).
+//   - Trusted proxies: X-Forwarded-For and X-Forwarded-Proto count only from
+//     the addresses of Config.TrustedProxies (ClientIP, the Secure flag of
+//     the session cookie).
+
+// edgeState is the App's state for the edge.
+type edgeState struct {
+	proxies   []*net.IPNet
+	clientIP  echo.IPExtractor // X-Forwarded-For from trusted proxies, else the peer
+	csp, xfo  string           // frame headers; "" for none
+	crossSite *http.CrossOriginProtection
+}
+
+// setupEdge checks and prepares the edge settings of the Config.
+func (a *App) setupEdge() error {
+	for _, p := range a.cfg.TrustedProxies {
+		n, err := parseProxy(p)
+		if err != nil {
+			return err
+		}
+		a.edge.proxies = append(a.edge.proxies, n)
+	}
+	a.edge.clientIP = echo.ExtractIPDirect()
+	if len(a.edge.proxies) > 0 {
+		opts := []echo.TrustOption{echo.TrustLoopback(false), echo.TrustLinkLocal(false), echo.TrustPrivateNet(false)}
+		for _, n := range a.edge.proxies {
+			opts = append(opts, echo.TrustIPRange(n))
+		}
+		a.edge.clientIP = echo.ExtractIPFromXFFHeader(opts...)
+	}
+	if fa := strings.TrimSpace(a.cfg.FrameAncestors); fa != "" {
+		a.edge.csp = "frame-ancestors " + fa
+		switch fa {
+		case "'none'":
+			a.edge.xfo = "DENY"
+		case "'self'":
+			a.edge.xfo = "SAMEORIGIN"
+		}
+	}
+	return a.setupCrossOrigin()
+}
+
+// parseProxy parses a CIDR or a single address.
+func parseProxy(s string) (*net.IPNet, error) {
+	s = strings.TrimSpace(s)
+	if _, n, err := net.ParseCIDR(s); err == nil {
+		return n, nil
+	}
+	ip := net.ParseIP(s)
+	if ip == nil {
+		return nil, fmt.Errorf("zealgo: trusted proxy %q is neither an IP address nor a CIDR such as 10.0.0.0/8", s)
+	}
+	bits := 128
+	if ip4 := ip.To4(); ip4 != nil {
+		ip, bits = ip4, 32
+	}
+	return &net.IPNet{IP: ip, Mask: net.CIDRMask(bits, bits)}, nil
+}
+
+// setupCrossOrigin makes the cross-origin protection, unless
+// TrustedOrigins is "*".
+func (a *App) setupCrossOrigin() error {
+	if len(a.cfg.TrustedOrigins) == 1 && a.cfg.TrustedOrigins[0] == "*" {
+		return nil
+	}
+	c := http.NewCrossOriginProtection()
+	for _, o := range a.cfg.TrustedOrigins {
+		if err := c.AddTrustedOrigin(strings.TrimSpace(o)); err != nil {
+			return fmt.Errorf("zealgo: trusted origin %q: %w", o, err)
+		}
+	}
+	c.SetDenyHandler(http.HandlerFunc(a.refuseCrossOrigin))
+	a.edge.crossSite = c
+	return nil
+}
+
+// crossOrigin wraps h in the cross-origin protection, if it is on.
+func (a *App) crossOrigin(h http.Handler) http.Handler {
+	if a.edge.crossSite == nil {
+		return h
+	}
+	return a.edge.crossSite.Handler(h)
+}
+
+// refuseCrossOrigin answers an unsafe request a browser sent from another
+// origin: 403 cross_origin_request, as JSON under /api/, else an error
+// page for a client that does not prefer JSON.
+func (a *App) refuseCrossOrigin(w http.ResponseWriter, r *http.Request) {
+	e := errorf(http.StatusForbidden, CodeCrossOrigin,
+		"a %s from another origin is refused; the application can trust the origin with --trusted-origins", r.Method)
+	if !isAPIPath(r.URL.Path) {
+		pw := a.newPublicWriter(w, r)
+		writeError(pw, r, e)
+		return
+	}
+	writeError(w, r, e)
+}
+
+// ClientIP returns the address of the client of r: the peer's, or, when
+// the peer is a trusted proxy (Config.TrustedProxies), the last address
+// in X-Forwarded-For that is no trusted proxy. Rate limits and throttles
+// count by it.
+func ClientIP(r *http.Request) string {
+	if st := stateOf(r); st != nil && st.app != nil && st.app.edge.clientIP != nil {
+		return st.app.edge.clientIP(r)
+	}
+	return echo.ExtractIPDirect()(r)
+}
+
+// ClientIP returns the address of the client (host.ClientIP).
+func (a *API) ClientIP() string { return ClientIP(a.r) }
+
+// fromTrustedProxy reports whether the peer of r is a trusted proxy.
+func (a *App) fromTrustedProxy(r *http.Request) bool {
+	if len(a.edge.proxies) == 0 {
+		return false
+	}
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		host = r.RemoteAddr
+	}
+	ip := net.ParseIP(host)
+	for _, n := range a.edge.proxies {
+		if ip != nil && n.Contains(ip) {
+			return true
+		}
+	}
+	return false
+}
+
+// isHTTPS reports whether r reached the application over TLS: directly,
+// or through a trusted proxy that says so in X-Forwarded-Proto.
+func (a *App) isHTTPS(r *http.Request) bool {
+	return r.TLS != nil || a.fromTrustedProxy(r) && strings.EqualFold(r.Header.Get("X-Forwarded-Proto"), "https")
+}
+
+// applyEdge sets, at the start of a request, the frame headers and the
+// body's time limit. The header values live in st, so that
+// setting them costs no allocation.
+func (a *App) applyEdge(w http.ResponseWriter, r *http.Request, st *reqState) {
+	h := w.Header()
+	if a.edge.csp != "" {
+		st.frameHeaders[0] = a.edge.csp
+		h["Content-Security-Policy"] = st.frameHeaders[0:1:1]
+	}
+	if a.edge.xfo != "" {
+		st.frameHeaders[1] = a.edge.xfo
+		h["X-Frame-Options"] = st.frameHeaders[1:2:2]
+	}
+	if a.cfg.BodyTimeout <= 0 || r.Body == nil || r.Body == http.NoBody {
+		return
+	}
+	if dl := deadlinesOf(w); dl != nil && dl.SetReadDeadline(time.Now().Add(a.cfg.BodyTimeout)) == nil {
+		r.Body = &timedBody{ReadCloser: r.Body, dl: dl, timeout: a.cfg.BodyTimeout}
+	}
+}
+
+// deadliner sets the deadlines of a response's connection: net/http's
+// own ResponseWriter, or an http.ResponseController.
+type deadliner interface {
+	SetReadDeadline(time.Time) error
+	SetWriteDeadline(time.Time) error
+}
+
+// deadlinesOf returns what sets the deadlines of w's connection, or nil
+// for a writer that has none (a recorder in a test), without the error
+// value http.ResponseController would make for it on every call.
+func deadlinesOf(w http.ResponseWriter) deadliner {
+	switch x := w.(type) {
+	case deadliner:
+		return x
+	case interface{ Unwrap() http.ResponseWriter }:
+		return http.NewResponseController(w)
+	}
+	return nil
+}
+
+// timedBody is a request body whose every read must make progress within
+// timeout: the connection's read deadline moves before each read, and is
+// lifted at the end of the body (net/http then reads on, to notice a client
+// that goes away, and a deadline would end the request's context).
+type timedBody struct {
+	io.ReadCloser
+	dl      deadliner
+	timeout time.Duration
+}
+
+func (b *timedBody) Read(p []byte) (int, error) {
+	_ = b.dl.SetReadDeadline(time.Now().Add(b.timeout))
+	n, err := b.ReadCloser.Read(p)
+	switch {
+	case err == io.EOF:
+		_ = b.dl.SetReadDeadline(time.Time{})
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		err = fmt.Errorf("%w: %w", errBodyTimeout, err)
+	}
+	return n, err
+}
+
+// edgeFlags adds the serve flags of the edge and the input limits to fs.
+func (a *App) edgeFlags(fs *flag.FlagSet) {
+	fs.Func("max-body", fmt.Sprintf("largest request body a handler reads, e.g. 512K, 8M, 1G (default %s)",
+		bytes.Format(a.cfg.MaxBodyBytes)), func(s string) error {
+		n, err := bytes.Parse(s)
+		if err != nil || n <= 0 {
+			return fmt.Errorf("%q is not a size such as 512K, 8M or 1G", s)
+		}
+		a.cfg.MaxBodyBytes = n
+		return nil
+	})
+	fs.DurationVar(&a.cfg.BodyTimeout, "body-timeout", a.cfg.BodyTimeout,
+		"close a request whose body makes no progress for this long (0: no limit)")
+	fs.DurationVar(&a.cfg.WriteTimeout, "write-timeout", a.cfg.WriteTimeout,
+		"cut a handler's response that does not reach the client within this long of its start or of its last flush (0: no limit)")
+	fs.Func("trusted-origins", "comma-separated `ORIGINS` (https://app.example) allowed to send unsafe cross-origin requests; * turns the check off",
+		func(s string) error { a.cfg.TrustedOrigins = splitList(s); return nil })
+	fs.Func("trusted-proxies", "comma-separated `CIDRS` of reverse proxies whose X-Forwarded-For and X-Forwarded-Proto are believed",
+		func(s string) error { a.cfg.TrustedProxies = splitList(s); return nil })
+	fs.StringVar(&a.cfg.FrameAncestors, "frame-ancestors", a.cfg.FrameAncestors,
+		"who may frame the pages: the CSP frame-ancestors source list; empty sends no frame headers")
+}
+
+// splitList splits a comma-separated flag value, dropping empty items.
+func splitList(s string) []string {
+	var out []string
+	for _, item := range strings.Split(s, ",") {
+		if item = strings.TrimSpace(item); item != "" {
+			out = append(out, item)
+		}
+	}
+	return out
+}
