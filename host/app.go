@@ -39,7 +39,8 @@ type App struct {
 	tasks        taskpool.Engine // the task engine, started by startTasks (task.go)
 	lifecycle    lifecycle       // OnStart and OnStop hooks
 	provided     map[reflect.Type]reflect.Value
-	db           dbState // the database pool (db.go)
+	db           dbState   // the database pool (db.go)
+	nats         natsState // NATS JetStream, when used (nats.go)
 
 	initOnce sync.Once
 	initErr  error
@@ -152,18 +153,25 @@ func (a *App) init() error {
 	return a.initErr
 }
 
-func (a *App) setup() error {
+func (a *App) setup() (err error) {
 	a.started = true
 	if err := a.prepare(); err != nil {
 		return err
 	}
+	if err := a.startNATS(); err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			a.closeNATS()
+		}
+	}()
 	if err := a.openDB(true); err != nil {
 		return err
 	}
 	if err := a.lifecycle.start(a); err != nil {
 		return err
 	}
-	var err error
 	if err := a.setupMiddleware(); err != nil {
 		return err
 	}
@@ -265,7 +273,8 @@ func (a *App) ListenAndServe(ctx context.Context) error {
 // Config.ShutdownTimeout, stops watching files and closes the database. It does not stop a
 // server started by Serve; cancel its context instead.
 func (a *App) Close() error {
-	defer a.closeDB() // after the OnStop hooks, which may still use it
+	defer a.closeNATS() // last: the task engine and the sessions use it
+	defer a.closeDB()   // after the OnStop hooks, which may still use it
 	defer a.lifecycle.stop()
 	a.closeTasks()
 	_ = a.sessions.Close()

@@ -270,7 +270,8 @@ func isWorker(pid int) bool {
 }
 
 // TestServeTaskWorkers runs `zealgo serve --task-workers 2
-// --task-coroutine=false` as a real process: a handler dispatches a task
+// --task-coroutine=false --nats off` (the local pool, whose ids count
+// from 1) as a real process: a handler dispatches a task
 // and gets its id, the default finish callback logs the result, the two
 // workers are children of the server, and SIGTERM to the server leaves
 // none behind.
@@ -289,7 +290,7 @@ func TestServeTaskWorkers(t *testing.T) {
 }
 `,
 	})
-	cmd, base, logs := serve(t, root, "--task-workers", "2", "--task-coroutine=false")
+	cmd, base, logs := serve(t, root, "--task-workers", "2", "--task-coroutine=false", "--nats", "off")
 	server := cmd.Process.Pid
 	var workers []int
 	t.Cleanup(func() {
