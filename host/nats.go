@@ -52,8 +52,10 @@ type NATSConfig struct {
 	// a random suffix.
 	Instance string
 	// AckWait is how long a task may run without news from its worker
-	// before it is delivered again (a running task's worker renews it);
-	// default 30s. The serve flag --task-ack-wait sets it.
+	// before it is delivered again (a running task's worker renews it),
+	// and how long the end of a task handed to an instance that died
+	// before acknowledging it waits before it is handed over again, to
+	// its restart; default 30s. The serve flag --task-ack-wait sets it.
 	AckWait time.Duration
 	// MaxDeliver is how many times a task is delivered; after that it
 	// finishes as failed with ErrTaskDeliveries. Default 5; the serve

@@ -68,7 +68,10 @@ func NewJetStream(cfg JetStreamConfig) *JetStream {
 // may have waited for it, and starts the worker processes. finish is
 // called one end at a time; each is acknowledged when finish returns.
 func (b *JetStream) Start(finish func(Outcome)) error {
-	cfg := jstask.Config{Prefix: b.cfg.Queue.Prefix, AckWait: b.cfg.Queue.AckWait, MaxDeliver: b.cfg.Queue.MaxDeliver,
+	q := b.cfg.Queue
+	// A result handed to an instance that died before acknowledging it
+	// waits the same ack wait as a task, then goes to its restart.
+	cfg := jstask.Config{Prefix: q.Prefix, AckWait: q.AckWait, ResultAckWait: q.AckWait, MaxDeliver: q.MaxDeliver,
 		Logger: b.cfg.Pool.Log}
 	ctx, cancel := context.WithTimeout(context.Background(), workerHandshake)
 	defer cancel()
