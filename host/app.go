@@ -112,7 +112,10 @@ func (a *App) Symbols(s interp.Exports) {
 // time, in the order tasks finish, from a goroutine of their own; result
 // is the task's return value as JSON decodes it, except that a whole
 // number that fits arrives as an int64 (other numbers as float64); err is
-// a *TaskError.
+// a *TaskError. On NATS JetStream (Config.NATS) the end is acknowledged
+// when f returns, and f runs on the goroutine that reads the ends: an end
+// that f was given when the process died is given again after its
+// restart, so f should be idempotent (keyed by id), and quick.
 func (a *App) OnTaskFinish(f func(id int64, result any, err error)) {
 	a.mustConfigure()
 	a.onTaskFinish = f
