@@ -24,7 +24,7 @@ const NATSTokenEnv = "ZEALGO_NATS_TOKEN"
 // uses the embedded server.
 func (a *App) natsFlags(fs *flag.FlagSet) func() {
 	var url string
-	fs.StringVar(&url, "nats", "", "NATS JetStream for tasks: embedded, off, or the nats://[token@]host:port of a server "+
+	fs.StringVar(&url, "nats", "", "NATS JetStream for tasks at `URL`: embedded, off, or nats://[token@]host:port, a server "+
 		"that several instances share (default Config.NATS.URL, else $"+NATSEnv+", else embedded)")
 	fs.StringVar(&a.cfg.NATS.Instance, "instance", a.cfg.NATS.Instance, "this instance's `name` on a shared NATS, "+
 		"stable across restarts (default: the name kept in <data>/instance)")
