@@ -95,10 +95,10 @@ to_ms() { # wrk latency like 512.00us, 1.20ms, 2.01s -> milliseconds
 # --- build -----------------------------------------------------------------
 log "building into $WORK/bin"
 mkdir -p "$WORK/bin"
-for c in zbench ref reload treescale; do
+for c in zbench ref reload treescale sharedpkg; do
 	go build -o "$WORK/bin/$c" "./bench/cmd/$c"
 done
-note_cmd "go build -o \$BIN/<cmd> ./bench/cmd/<cmd>   # zbench ref reload treescale"
+note_cmd "go build -o \$BIN/<cmd> ./bench/cmd/<cmd>   # zbench ref reload treescale sharedpkg"
 
 # --- application root ----------------------------------------------------------
 ROOT=$WORK/root
@@ -218,6 +218,11 @@ log "tree scale: $SIZES files, cap $CAP"
 TREE=$("$WORK/bin/treescale" -bin "$WORK/bin/zbench" -sizes "$SIZES" -cap "$CAP")
 note_cmd "treescale -bin \$BIN/zbench -sizes $SIZES -cap $CAP"
 
+# --- 7. shared package ----------------------------------------------------------------
+log "shared package: 100 handler files with and without a 300-line package"
+SHARED=$("$WORK/bin/sharedpkg" -bin "$WORK/bin/zbench" -files 100 -lines 300)
+note_cmd "sharedpkg -bin \$BIN/zbench -files 100 -lines 300"
+
 # --- Go benchmarks and profile ------------------------------------------------------
 log "go benchmarks"
 go test -c -o "$WORK/host.test" ./host
@@ -313,6 +318,15 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else
 		echo
 		echo "Burst answers: local \`${BURST[local]}\`; JetStream \`${BURST[js]}\`"
 	fi
+	echo
+	echo "## 7. A shared package imported by every handler"
+	echo
+	echo "100 small handler files, each requested once (compiled on demand), without and"
+	echo "with an import of a 300-line package of the application (\`lib/shared\`, generated"
+	echo "funcs with loops and string building). Each file's interpreter compiles its own"
+	echo "copy of the package, so its size is paid per loaded file."
+	echo
+	echo "$SHARED"
 	echo
 	echo "## Go benchmarks: dispatcher vs bare Echo, in process"
 	echo

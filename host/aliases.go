@@ -219,7 +219,8 @@ func aliasGzip(args ...string) (func(http.Handler) http.Handler, error) {
 // aliasTimeout is the standard library's http.TimeoutHandler: the
 // handler's response is held until it returns (streaming is not flushed
 // early), and after the duration the client gets 503 with the JSON
-// envelope. The request's context is done at the same moment.
+// envelope. The request's context is done at the same moment; a handler
+// that runs on is reported late as the execution limit's are (exectime.go).
 func aliasTimeout(args ...string) (func(http.Handler) http.Handler, error) {
 	if err := wantArgs("timeout", args, 1, 1); err != nil {
 		return nil, err
@@ -230,18 +231,20 @@ func aliasTimeout(args ...string) (func(http.Handler) http.Handler, error) {
 	}
 	body := fmt.Sprintf(`{"error":"service_unavailable","hint":"the handler did not answer within %s"}`, d)
 	return func(next http.Handler) http.Handler {
-		th := http.TimeoutHandler(next, d, body)
+		th := http.TimeoutHandler(lateWatched(next, d), d, body)
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			th.ServeHTTP(&timeoutJSON{ResponseWriter: w}, r)
 		})
 	}, nil
 }
 
-// timeoutJSON labels http.TimeoutHandler's 503 body as JSON.
+// timeoutJSON labels http.TimeoutHandler's 503 body as JSON, and frees a
+// handler blocked reading the body (exectime.go).
 type timeoutJSON struct{ http.ResponseWriter }
 
 func (w *timeoutJSON) WriteHeader(code int) {
 	if code == http.StatusServiceUnavailable && w.Header().Get("Content-Type") == "" {
+		unblockBody(w.ResponseWriter)
 		w.Header().Set("Content-Type", "application/json")
 	}
 	w.ResponseWriter.WriteHeader(code)

@@ -42,10 +42,13 @@ type App struct {
 	db           dbState   // the database pool (db.go)
 	nats         natsState // NATS JetStream, when used (nats.go)
 
+	sup superviseState // crash isolation (supervise.go)
+
 	initOnce sync.Once
 	initErr  error
 	started  bool
 	worker   bool // this process is a task worker (serveWorker)
+	checking bool // zealgo check runs: compile warnings are its output, not the log's
 	dirs     appDirs
 	echo     *echo.Echo
 	root     http.Handler // outermost layer, global middleware, then echo
@@ -61,6 +64,9 @@ type App struct {
 // resolved.
 type appDirs struct {
 	root, api, public, task, template string
+	// module is the root's go.mod: files may import its packages, which
+	// are interpreted from source (nil without a go.mod).
+	module *interp.Module
 }
 
 // New returns an application with the given options.
@@ -197,7 +203,7 @@ func (a *App) setup() (err error) {
 // (dispatch.go), then the global middleware, each instantiated once here,
 // then the Echo router.
 func (a *App) newRoot() http.Handler {
-	return a.outermost(chain(a.echo, a.global))
+	return a.execLimit(a.outermost(chain(a.echo, a.global)))
 }
 
 // newEcho builds the Echo router: /api and everything below it go to the

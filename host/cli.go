@@ -22,14 +22,20 @@ import (
 // Main runs the command line of an application and exits with its status:
 //
 //	serve   answer HTTP requests (the default)
-//	check   compile every file under api/, public/ and task/; exit 1 on problems
+//	check   check every handler, page and task file and every template; exit 1 on problems
 //	routes  list the endpoints and pages with their methods
 //	migrate run the .sql files under migrations/ that have not run (takes
 //	        --data and --db as serve does)
 //	nats    run the embedded NATS server alone (--addr, --data), for
 //	        several instances on one machine
+//	new     zealgo new DIR [--module PATH]: write a new application into a
+//	        missing or empty DIR, with a go.mod requiring this zealgo (and
+//	        replacing it with the source checkout it was built from, or
+//	        $ZEALGO_SOURCE), then run go mod tidy there when go is on the PATH
+//	help    list the commands
 //
-// Every command takes --root DIR, the application directory (default ".").
+// Every command but new takes --root DIR, the application directory (default ".");
+// check also takes --json (its problems as one JSON object).
 // serve also takes:
 //
 //	--addr HOST:PORT      address to listen on (default 127.0.0.1:8080, or :$PORT)
@@ -55,6 +61,18 @@ import (
 //	                      <data>/instance)
 //	--task-ack-wait D, --task-max-deliver N   redelivery of tasks on NATS
 //	--session-store S     file, redis or nats (SessionConfig.Store)
+//	--max-execution-time D  answer 503 to a request not answered within D
+//	                      (default 30s; 0: no limit), and replace the
+//	                      process when its handler runs on
+//	--memory-limit SIZE   memory bound of the supervised process (default
+//	                      4G; 0: none)
+//	--supervise=BOOL      run the application in a child process under a
+//	                      supervisor that holds the socket and restarts it
+//	                      at once when it dies (default true; false serves
+//	                      in this process, for debugging)
+//
+// Main supervises serve; App.Run, Handler and Serve, called by Go code,
+// serve in-process.
 //
 // The environment variables ZEALGO_SESSION_SECRET (SessionSecretEnv),
 // ZEALGO_SESSION_REDIS (SessionRedisEnv), ZEALGO_BASIC_AUTH
@@ -64,6 +82,7 @@ import (
 // main set in Config, which wins over the environment.
 func Main(app *App) {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	app.sup.fromMain = true // serve supervises (supervise.go)
 	code := app.Run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)
@@ -78,7 +97,7 @@ type command struct {
 // commands are the subcommands of Run.
 var commands = map[string]command{
 	"serve":  {"answer HTTP requests", (*App).cmdServe},
-	"check":  {"compile every handler, page and task file; exit 1 on problems", (*App).cmdCheck},
+	"check":  {"check every handler, page and task file and every template; exit 1 on problems", (*App).cmdCheck},
 	"routes": {"list the endpoints and pages with their methods", (*App).cmdRoutes},
 	"worker": {"", (*App).cmdWorker}, // hidden: a task worker, started by serve (task_worker.go)
 	// migrate is added by db.go
@@ -88,10 +107,10 @@ var commands = map[string]command{
 // the exit status. Serving stops when ctx is done.
 func (a *App) Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	name := "serve"
-	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+	if len(args) > 0 && (!strings.HasPrefix(args[0], "-") || isHelp(args[0])) {
 		name, args = args[0], args[1:]
 	}
-	if name == "help" || name == "-h" || name == "--help" {
+	if name == "help" || isHelp(name) {
 		usage(stdout)
 		return 0
 	}
@@ -104,8 +123,11 @@ func (a *App) Run(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	return c.run(a, ctx, args, stdout, stderr)
 }
 
+func isHelp(arg string) bool { return arg == "-h" || arg == "-help" || arg == "--help" }
+
 func usage(w io.Writer) {
-	fmt.Fprintln(w, "usage: zealgo <command> [flags]")
+	fmt.Fprintln(w, "usage: zealgo <command> [flags]   (zealgo <command> -h lists its flags)")
+	fmt.Fprintln(w, "commands:")
 	names := make([]string, 0, len(commands))
 	for n := range commands {
 		names = append(names, n)
@@ -116,6 +138,7 @@ func usage(w io.Writer) {
 			fmt.Fprintf(w, "  %-8s %s\n", n, commands[n].summary)
 		}
 	}
+	fmt.Fprintf(w, "  %-8s %s\n", "help", "list the commands")
 }
 
 // flags returns a flag set bound to the application's configuration.
@@ -144,6 +167,7 @@ func (a *App) cmdServe(ctx context.Context, args []string, stdout, stderr io.Wri
 	fs.BoolVar(&a.cfg.TaskEnableCoroutine, "task-coroutine", a.cfg.TaskEnableCoroutine, "run each task in its own goroutine")
 	fs.BoolVar(&a.cfg.Dev, "dev", a.cfg.Dev, "development mode: show compile errors with source in pages")
 	applyDB, applyNATS := a.dbFlag(fs), a.natsFlags(fs)
+	a.superviseFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -167,37 +191,7 @@ func (a *App) cmdServe(ctx context.Context, args []string, stdout, stderr io.Wri
 		}
 		a.cfg.Logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
 	}
-	a.Logger().Info("zealgo serving", "addr", a.cfg.Addr, "root", a.cfg.Root)
-	if err := a.ListenAndServe(ctx); err != nil {
-		fmt.Fprintln(stderr, err)
-		return 1
-	}
-	a.Logger().Info("zealgo stopped")
-	return 0
-}
-
-func (a *App) cmdCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := a.flags("check", stderr)
-	if err := fs.Parse(args); err != nil {
-		return 2
-	}
-	if a.cfg.Logger == nil {
-		a.cfg.Logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	}
-	problems, n, err := a.Check()
-	if err != nil {
-		fmt.Fprintln(stderr, err)
-		return 2
-	}
-	for _, p := range problems {
-		fmt.Fprintln(stdout, p)
-	}
-	if len(problems) > 0 {
-		fmt.Fprintf(stderr, "zealgo check: %d problem(s) in %d file(s)\n", len(problems), n)
-		return 1
-	}
-	fmt.Fprintf(stderr, "zealgo check: %d file(s) ok\n", n)
-	return 0
+	return a.serveCommand(ctx, args, stdout, stderr)
 }
 
 func (a *App) cmdRoutes(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -237,6 +231,9 @@ func (a *App) prepare() error {
 		task: filepath.Join(real, "task"), template: filepath.Join(real, "template")}
 	if a.cfg.DataDir == "" {
 		a.cfg.DataDir = filepath.Join(real, "data")
+	}
+	if a.dirs.module, err = interp.FindModule(real); err != nil {
+		return fmt.Errorf("zealgo: root %s: %w", a.cfg.Root, err)
 	}
 	return nil
 }
@@ -296,60 +293,6 @@ func pageURL(u string) string {
 		return s + "/"
 	}
 	return u
-}
-
-// Check compiles every file under api/, public/ and task/ as the server
-// would, and returns each problem as "file:line:col: message" with the
-// number of files it read.
-func (a *App) Check() (problems []string, files int, err error) {
-	if err := a.prepare(); err != nil {
-		return nil, 0, err
-	}
-	for _, dir := range []string{a.dirs.api, a.dirs.public, a.dirs.task} {
-		paths, err := goFiles(dir)
-		if err != nil {
-			return nil, files, err
-		}
-		for _, path := range paths {
-			files++
-			if msg := a.checkFile(dir, path); msg != "" {
-				problems = append(problems, msg)
-			}
-		}
-	}
-	return problems, files, nil
-}
-
-func (a *App) checkFile(dir, path string) string {
-	prog, rel, err := a.compile(dir, path)
-	if err == nil && dir == a.dirs.task {
-		return a.checkTask(prog, rel)
-	}
-	if err == nil {
-		_, err = a.analyze(prog, rel)
-	}
-	if err == nil {
-		return ""
-	}
-	if rel == "" {
-		rel = a.rel(path)
-	}
-	e := a.loadError(err, rel)
-	if e.Code == CodeCompileError {
-		return e.Hint
-	}
-	if e.Code == CodeUndefinedMethod {
-		return e.Hint
-	}
-	return rel + ": " + e.Hint
-}
-
-// checkTask checks that a task file holds a func named after the file.
-func (a *App) checkTask(prog *interp.Program, rel string) string {
-	if _, err := a.analyzeTask(prog, rel); err != nil {
-		return err.Error()
-	}
-	return ""
 }
 
 // goFiles lists the .go files below dir, sorted; none if dir is missing.

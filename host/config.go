@@ -52,6 +52,17 @@ type Config struct {
 	// IdleTimeout bounds how long a keep-alive connection waits for its
 	// next request. Default 2m; negative: no limit.
 	IdleTimeout time.Duration
+	// MaxExecutionTime bounds the time until a request's response starts:
+	// past it the client gets 503 service_unavailable and the request's
+	// context is done; a handler still running a moment later makes a
+	// supervised process replace itself (exectime.go). Default 30s, as
+	// PHP's max_execution_time; zero or negative: no limit.
+	MaxExecutionTime time.Duration
+	// MemoryLimit bounds the memory of the process serving under the
+	// supervisor of `zealgo serve`: past it that process ends and a new
+	// one takes over (supervise.go). Default 4 GiB; 0: no bound. A process
+	// not under the supervisor ignores it.
+	MemoryLimit int64
 	// MaxLoadedFiles bounds how many compiled files (each an interpreter)
 	// stay in memory, for each of api/ and public/ (and task/ in each task
 	// worker): loading one more unloads the least recently used, which is
@@ -100,6 +111,9 @@ func WithTaskCoroutine(on bool) Option { return func(c *Config) { c.TaskEnableCo
 // WithDev sets Config.Dev.
 func WithDev(on bool) Option { return func(c *Config) { c.Dev = on } }
 
+// WithMaxExecutionTime sets Config.MaxExecutionTime.
+func WithMaxExecutionTime(d time.Duration) Option { return func(c *Config) { c.MaxExecutionTime = d } }
+
 // WithMaxLoadedFiles sets Config.MaxLoadedFiles.
 func WithMaxLoadedFiles(n int) Option { return func(c *Config) { c.MaxLoadedFiles = n } }
 
@@ -131,5 +145,7 @@ func defaultConfig() Config {
 		ShutdownTimeout:     10 * time.Second,
 		ReadHeaderTimeout:   10 * time.Second,
 		IdleTimeout:         2 * time.Minute,
+		MaxExecutionTime:    30 * time.Second,
+		MemoryLimit:         4 << 30,
 	}
 }

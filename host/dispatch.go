@@ -5,11 +5,9 @@ import (
 	"errors"
 	"math/rand/v2"
 	"net/http"
-	"runtime/debug"
 	"strconv"
 
 	"github.com/labstack/echo/v4"
-	"github.com/zealgo/zealgo/interp"
 )
 
 // The request path, top-down (doc.go, "How a request flows", maps every
@@ -23,7 +21,7 @@ import (
 // (contract.go), which writes it on the response (response.go).
 
 // outermost gives the request its id and state, and turns a panic anywhere
-// below it into a 500 internal_error. Its response runs the Before hooks
+// below it into a 500 internal_error (logged as panic.go says). Its response runs the Before hooks
 // (sessions save there) whoever writes the header first.
 func (a *App) outermost(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -34,13 +32,13 @@ func (a *App) outermost(next http.Handler) http.Handler {
 		res.Header()["X-Request-Id"] = st.idHeader[:] // canonical key; no allocation of its own
 		defer func() {
 			if p := recover(); p != nil {
-				if p == http.ErrAbortHandler {
-					panic(p)
+				pi := recovered(p)
+				if pi.value == http.ErrAbortHandler {
+					panic(http.ErrAbortHandler)
 				}
-				a.log.Error("panic", "request_id", st.id, "path", r.URL.Path,
-					"panic", interp.DescribePanic(p), "stack", string(debug.Stack()))
+				a.log.Error("panic", "request_id", st.id, "path", r.URL.Path, "panic", pi.desc, "stack", pi.stack())
 				if !res.Committed {
-					writeError(res, r, internalError(st.id))
+					writeError(res, r, a.panicError(st.id, pi))
 				}
 			}
 		}()
@@ -143,17 +141,17 @@ func (a *App) invoke(w http.ResponseWriter, r *http.Request) {
 	*api = API{app: a, r: r, Res: res}
 	defer func() {
 		if p := recover(); p != nil {
-			if p == http.ErrAbortHandler {
-				panic(p)
+			pi := recovered(p)
+			if pi.value == http.ErrAbortHandler {
+				panic(http.ErrAbortHandler)
 			}
-			a.log.Error("handler panic", "request_id", st.id, "file", st.file.rel, "func", st.fn.name,
-				"panic", interp.DescribePanic(p), "stack", string(debug.Stack()))
+			a.logPanic(r, st, pi)
 			if res.Committed() {
 				// The client has part of a response: cut the connection so
 				// that it cannot take it for a whole one.
 				panic(http.ErrAbortHandler)
 			}
-			writeError(res, r, internalError(st.id))
+			writeError(res, r, a.panicError(st.id, pi))
 			_ = res.commit()
 		}
 	}()

@@ -208,9 +208,13 @@ func (a *App) writeErrorPage(w http.ResponseWriter, r *http.Request, e *Error) {
 	if e.compile != nil && a.cfg.Dev {
 		src = a.devSource(e.compile)
 	}
+	var dev *devDetail
+	if a.cfg.Dev {
+		dev = e.dev
+	}
 	h.Set("Content-Type", contentHTML)
 	w.WriteHeader(e.Status)
-	_, _ = w.Write([]byte(defaultErrorHTML(e, r, src)))
+	_, _ = w.Write([]byte(defaultErrorPage(e, r, src, dev)))
 }
 
 // statusWriter presets the status of a custom error page.
@@ -265,10 +269,16 @@ type devLine struct {
 // devSource reads the lines around a compile error from the file, which
 // must lie inside the application root.
 func (a *App) devSource(ce *interp.Error) *devSource {
+	return a.devLines(a.dirs.root, filepath.Join(a.dirs.root, filepath.FromSlash(ce.File)), ce.Line, ce.Col)
+}
+
+// devLines reads the lines around line of the file at path, which must lie
+// inside base (symlinks resolved), marking line and, when col > 0, the
+// column with a caret.
+func (a *App) devLines(base, path string, line, col int) *devSource {
 	d := &devSource{}
-	path := filepath.Join(a.dirs.root, filepath.FromSlash(ce.File))
 	real, err := filepath.EvalSymlinks(path)
-	if err != nil || !within(a.dirs.root, real) || ce.Line <= 0 {
+	if err != nil || !within(base, real) || line <= 0 {
 		return d
 	}
 	src, err := os.ReadFile(real)
@@ -276,16 +286,16 @@ func (a *App) devSource(ce *interp.Error) *devSource {
 		return d
 	}
 	lines := strings.Split(string(src), "\n")
-	for n := ce.Line - 3; n <= ce.Line+3; n++ {
+	for n := line - 3; n <= line+3; n++ {
 		if n < 1 || n > len(lines) {
 			continue
 		}
-		l := devLine{N: n, Text: strings.TrimRight(lines[n-1], "\r"), Hot: n == ce.Line}
-		if l.Hot && ce.Col > 0 {
+		l := devLine{N: n, Text: strings.TrimRight(lines[n-1], "\r"), Hot: n == line}
+		if l.Hot && col > 0 {
 			// Keep tabs so that the caret lines up under the column.
 			pre := l.Text
-			if ce.Col-1 < len(pre) {
-				pre = pre[:ce.Col-1]
+			if col-1 < len(pre) {
+				pre = pre[:col-1]
 			}
 			l.Caret = strings.Map(func(r rune) rune {
 				if r == '\t' {
@@ -315,32 +325,42 @@ pre{background:#fff;border:1px solid #d1d9e0;border-radius:6px;padding:1rem;over
 .where{font-weight:600;color:#cf222e}
 .hot{background:#ffebe9;display:inline-block;min-width:100%}
 .caret{color:#cf222e}
+.frame{font-family:ui-monospace,monospace;margin:1.25rem 0 .25rem}
 </style>
 </head>
 <body>
 <main>
 <h1>{{.Status}} {{.Title}}</h1>
-{{with .Src}}<p class="where">{{$.Hint}}</p>
-{{if .Lines}}<pre class="source">{{range .Lines}}{{if .Hot}}<span class="hot">{{printf "%4d" .N}} | {{.Text}}</span>
-<span class="caret">     | {{.Caret}}</span>
-{{else}}{{printf "%4d" .N}} | {{.Text}}
-{{end}}{{end}}</pre>{{end}}
-{{else}}<p class="hint">{{.Hint}}</p>
+{{if .Dev}}<p class="where">{{.Dev.Title}}</p>
+{{range .Dev.Frames}}{{with .Where}}<p class="frame">{{.}}</p>
+{{end}}{{with .Src}}{{template "lines" .}}{{end}}{{end}}{{else if .Src}}<p class="where">{{$.Hint}}</p>
+{{template "lines" .Src}}{{else}}<p class="hint">{{.Hint}}</p>
 {{end}}{{with .RequestID}}<p class="rid">Request id: <code>{{.}}</code></p>
 {{end}}</main>
 </body>
 </html>
-`))
+{{define "lines"}}{{if .Lines}}<pre class="source">{{range .Lines}}{{if .Hot}}<span class="hot">{{printf "%4d" .N}} | {{.Text}}</span>
+{{with .Caret}}<span class="caret">     | {{.}}</span>
+{{end}}{{else}}{{printf "%4d" .N}} | {{.Text}}
+{{end}}{{end}}</pre>
+{{end}}{{end}}`))
 
 // defaultErrorHTML renders the built-in error page.
 func defaultErrorHTML(e *Error, r *http.Request, src *devSource) string {
+	return defaultErrorPage(e, r, src, nil)
+}
+
+// defaultErrorPage renders the built-in error page; in dev mode with the
+// source lines of a compile error (src) or the trace of a panic or a
+// template error (dev).
+func defaultErrorPage(e *Error, r *http.Request, src *devSource, dev *devDetail) string {
 	title := http.StatusText(e.Status)
 	if title == "" {
 		title = "Error"
 	}
 	var b bytes.Buffer
 	err := errorTemplate.Execute(&b, map[string]any{"Status": e.Status, "Title": title, "Hint": e.Hint,
-		"RequestID": requestID(r), "Src": src})
+		"RequestID": requestID(r), "Src": src, "Dev": dev})
 	if err != nil {
 		return "<!doctype html><title>" + strconv.Itoa(e.Status) + "</title><h1>" + strconv.Itoa(e.Status) + "</h1>"
 	}

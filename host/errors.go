@@ -46,6 +46,9 @@ type Error struct {
 	// compile is the compile error behind a page that does not load, for
 	// the source lines of the dev-mode error page.
 	compile *interp.Error
+	// dev is the trace of a panic or a template error, for the dev-mode
+	// error page (panic.go).
+	dev *devDetail
 }
 
 // NewError returns an *Error with the given status, code and hint.
@@ -108,6 +111,7 @@ func (a *App) fail(w http.ResponseWriter, r *http.Request, err error) {
 		id := requestID(r)
 		a.log.Error("handler error", "request_id", id, "path", r.URL.Path, "err", err)
 		e = internalError(id)
+		a.devTemplateError(e, err)
 	}
 	writeError(w, r, e)
 }

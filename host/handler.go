@@ -3,9 +3,11 @@ package host
 import (
 	"context"
 	"fmt"
+	"go/token"
 	"net/http"
 	"reflect"
 	"strings"
+	"unicode"
 
 	"github.com/zealgo/zealgo/interp"
 )
@@ -261,6 +263,11 @@ func (a *App) analyze(prog *interp.Program, rel string) (*handlerFile, error) {
 				f.allowed = append(f.allowed, "HEAD")
 			}
 		}
+		if len(f.by) == 0 && !token.IsIdentifier(base) {
+			return nil, errorf(http.StatusNotFound, CodeHandlerNotFound,
+				"%s defines no handler: %s is no Go identifier, so no var can be named after the file to serve every method; "+
+					"declare vars get, post, put, delete, patch, or rename the file to %s.go", rel, base, identifier(base))
+		}
 		if len(f.by) == 0 {
 			return nil, errorf(http.StatusNotFound, CodeHandlerNotFound,
 				"%s defines no handler: declare var %s = func(api *host.API) any { ... } for every method, or vars get, post, put, delete, patch",
@@ -290,6 +297,18 @@ func (a *App) analyze(prog *interp.Program, rel string) (*handlerFile, error) {
 		}
 	}
 	return f, nil
+}
+
+// identifier turns a file name into a Go identifier: "my-file" into
+// "my_file".
+func identifier(name string) string {
+	b := []rune(name)
+	for i, r := range b {
+		if !unicode.IsLetter(r) && r != '_' && (i == 0 || !unicode.IsDigit(r)) {
+			b[i] = '_'
+		}
+	}
+	return string(b)
 }
 
 // isVerb reports whether name is one of the method variables of mode 2.

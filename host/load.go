@@ -98,9 +98,19 @@ func (a *App) compile(dir, path string) (*interp.Program, string, error) {
 	}
 	rel := a.rel(path)
 	out := &logWriter{log: a.log, file: rel}
-	prog, err := interp.CompileSource(rel, src, interp.Options{Symbols: a.symbols, Stdout: out, Stderr: out,
+	prog, err := interp.CompileSource(rel, src, interp.Options{Symbols: a.symbols, Module: a.dirs.module, Stdout: out, Stderr: out,
 		GoPanic: func(v any, stack []byte) {
-			a.log.Error("panic in a goroutine", "file", rel, "panic", interp.DescribePanic(v), "stack", string(stack))
+			v, frames := interp.Recovered(v)
+			var st any = string(stack) // a goroutine of compiled code (go f(x) with f compiled)
+			if frames != nil {
+				st = interp.FormatFrames(frames)
+			}
+			a.log.Error("panic in a goroutine", "file", rel, "panic", interp.DescribePanic(v), "stack", st)
+		},
+		Warn: func(msg string) {
+			if !a.checking {
+				a.log.Warn(msg, "file", rel)
+			}
 		}})
 	if err != nil {
 		var ce *interp.Error
@@ -136,6 +146,9 @@ func (a *App) cacheOptions() interp.CacheOptions {
 		IdleTTL:    a.cfg.UnloadIdle,
 		OnReload:   a.logReload,
 		OnError:    func(err error) { a.log.Error("zealgo: file watcher", "err", err) },
+		Deps: func(path string) []string { // the application packages it imports
+			return interp.Dependencies(path, interp.Options{Symbols: a.symbols, Module: a.dirs.module})
+		},
 	}
 }
 

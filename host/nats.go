@@ -97,7 +97,7 @@ func (a *App) startNATS() error {
 	switch {
 	case mode == NATSOff:
 		return nil
-	case mode == NATSEmbedded && a.cfg.TaskWorkerNum == 0 && a.cfg.Session.Store != "nats":
+	case mode == NATSEmbedded && !a.usesEmbeddedNATS():
 		return nil // nothing would use it
 	case mode != NATSEmbedded && !strings.HasPrefix(mode, "nats://") && !strings.HasPrefix(mode, "tls://"):
 		return fmt.Errorf("zealgo: nats %q: want %q, %q or a nats:// URL", redactNATS(mode), NATSEmbedded, NATSOff)
@@ -108,13 +108,9 @@ func (a *App) startNATS() error {
 	}
 	st := natsState{url: mode, instance: instance, shared: mode != NATSEmbedded}
 	if !st.shared {
-		st.token = rand.Text()
-		st.srv, err = natsrv.Start(natsrv.Config{DataDir: filepath.Join(a.cfg.DataDir, "nats"), Token: st.token,
-			Logger: a.log})
-		if err != nil {
+		if err := a.embedNATS(&st); err != nil {
 			return err
 		}
-		st.url = st.srv.URL()
 	}
 	st.conn, err = natsrv.Connect(context.Background(), st.url, natsrv.ConnectOptions{Name: "zealgo " + instance, Token: st.token})
 	if err == nil && st.shared {
@@ -126,11 +122,73 @@ func (a *App) startNATS() error {
 		return err
 	}
 	where := redactNATS(st.url)
-	if !st.shared {
+	switch {
+	case !st.shared && st.srv == nil:
+		where = "embedded at " + where + " (run by the supervisor), data in " + filepath.Join(a.cfg.DataDir, "nats")
+	case !st.shared:
 		where = "embedded at " + where + ", data in " + filepath.Join(a.cfg.DataDir, "nats")
 	}
 	a.log.Info("zealgo: NATS JetStream", "server", where, "instance", instance)
 	return nil
+}
+
+// usesEmbeddedNATS reports whether something would use the embedded
+// server: task workers, or sessions on NATS.
+func (a *App) usesEmbeddedNATS() bool {
+	return a.cfg.TaskWorkerNum > 0 || a.cfg.Session.Store == "nats"
+}
+
+// supervisorNATSEnv hands the embedded server that serve's supervisor runs
+// to its child: nats://TOKEN@127.0.0.1:PORT. The supervisor sets it for
+// the child alone; it is no setting for users.
+const supervisorNATSEnv = "ZEALGO_NATS_SUPERVISOR"
+
+// embedNATS starts the embedded server for st, or, in a child of serve's
+// supervisor, connects st to the one the supervisor runs (superviseNATS).
+func (a *App) embedNATS(st *natsState) error {
+	if v := os.Getenv(supervisorNATSEnv); v != "" {
+		u, err := url.Parse(v)
+		if err != nil || u.User == nil {
+			return fmt.Errorf("zealgo: $%s does not hold the supervisor's NATS server", supervisorNATSEnv)
+		}
+		st.token = u.User.Username()
+		u.User = nil
+		st.url = u.String()
+		return nil
+	}
+	st.token = rand.Text()
+	srv, err := natsrv.Start(natsrv.Config{DataDir: filepath.Join(a.cfg.DataDir, "nats"), Token: st.token, Logger: a.log})
+	if err != nil {
+		return err
+	}
+	st.srv, st.url = srv, srv.URL()
+	return nil
+}
+
+// superviseNATS runs the embedded server in serve's supervisor, when the
+// application embeds one, and returns it (nil: none) with the environment
+// that hands it to the children. It outlives them: the tasks queued when a
+// child dies stay queued for its replacement, and a child replaced while
+// it drains never runs a second server on the same store.
+func (a *App) superviseNATS() (*natsrv.Server, []string, error) {
+	if a.natsMode() != NATSEmbedded || !a.usesEmbeddedNATS() {
+		return nil, nil, nil
+	}
+	if err := a.prepare(); err != nil {
+		return nil, nil, err
+	}
+	token := rand.Text()
+	srv, err := natsrv.Start(natsrv.Config{DataDir: filepath.Join(a.cfg.DataDir, "nats"), Token: token, Logger: a.log})
+	if err != nil {
+		return nil, nil, err
+	}
+	u, err := url.Parse(srv.URL())
+	if err != nil {
+		srv.Shutdown()
+		return nil, nil, fmt.Errorf("zealgo: nats: %w", err)
+	}
+	u.User = url.User(token)
+	return srv, []string{supervisorNATSEnv + "=" + u.String()}, nil
 }
 
 // closeNATS closes the connection and stops the embedded server, last at

@@ -11,22 +11,14 @@ import (
 	"time"
 
 	"github.com/zealgo/zealgo/host"
+	"github.com/zealgo/zealgo/host/hosttest"
 	"github.com/zealgo/zealgo/internal/testutil"
 )
 
 // TestPublicGolden runs every archive under testdata/public, as TestGolden
-// does (runArchive), with static files' trailing newlines allowed.
+// does, with static files' trailing newlines allowed.
 func TestPublicGolden(t *testing.T) {
-	paths, err := filepath.Glob("testdata/public/*.txtar")
-	if err != nil || len(paths) == 0 {
-		t.Fatalf("no archives: %v", err)
-	}
-	for _, p := range paths {
-		t.Run(strings.TrimSuffix(filepath.Base(p), ".txtar"), func(t *testing.T) {
-			t.Parallel()
-			runArchive(t, p, archiveRun{trailingNewline: true})
-		})
-	}
+	hosttest.RunDir(t, "testdata/public", hosttest.WithApp(newGoldenApp), hosttest.WithTrailingNewline(), hosttest.Parallel())
 }
 
 const pageHead = "//go:build ignore\n\npackage main\n\nimport \"github.com/zealgo/zealgo/host\"\n\n"

@@ -5,13 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"go/token"
 	"io"
 	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"reflect"
-	"runtime/debug"
 	"strings"
 
 	"github.com/zealgo/zealgo/internal/taskpool"
@@ -137,9 +137,14 @@ func (a *App) callTask(ctx context.Context, cache *interp.Cache[*taskFunc], c ta
 	}
 	defer func() {
 		if p := recover(); p != nil {
-			desc := interp.DescribePanic(p)
-			info.Log.Error("task panic", "file", tf.rel, "panic", desc, "stack", string(debug.Stack()))
-			res = fail(taskproto.FailPanic, errors.New("panic: "+desc))
+			pi := recovered(p)
+			attrs := []any{"id", c.ID}
+			if rid := c.Meta[taskpool.MetaRequestID]; rid != "" {
+				attrs = append(attrs, "request_id", rid)
+			}
+			attrs = append(attrs, "file", tf.rel, "panic", pi.desc, "stack", pi.stack())
+			a.log.Error("task panic", attrs...)
+			res = fail(taskproto.FailPanic, errors.New("panic: "+pi.desc))
 		}
 	}()
 	v, err := tf.call(in)
@@ -229,6 +234,10 @@ func (a *App) analyzeTask(prog *interp.Program, rel string) (*taskFunc, error) {
 	}
 	v, ok := prog.Var(base)
 	if !ok {
+		if !token.IsIdentifier(base) {
+			return nil, &interp.Error{File: rel, Msg: fmt.Sprintf("a task file must declare a var named after the file, "+
+				"and %s is no Go identifier: rename the file to %s.go", base, identifier(base))}
+		}
 		return nil, &interp.Error{File: rel, Msg: fmt.Sprintf("a task file must declare var %s = func(args...) any", base)}
 	}
 	if v.Kind() != reflect.Func {

@@ -5,6 +5,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -30,13 +31,20 @@ type CacheOptions struct {
 	// IdleTTL, if positive, drops the value of a file not asked for within
 	// it; the file is built again on its next Get. Zero means never.
 	IdleTTL time.Duration
+	// Deps, if set, returns the directories whose Go files a file's build
+	// reads besides the file itself (the application packages it imports:
+	// Dependencies). It is asked before each build; a change to a .go file
+	// in one of them (not a _test.go file), or the directory appearing or
+	// going away, rebuilds the file as a change to the file itself does.
+	Deps func(path string) []string
 }
 
 // Cache holds one built value per file. A file is built on its first Get;
-// when it changes on disk a fresh value is built and swapped in atomically,
-// so that callers holding the old value finish with it and the next Get
-// returns the new one. A deleted file is dropped. Build errors are cached
-// too, until the file changes again; a missing file is never cached.
+// when it or one of its dependencies (CacheOptions.Deps) changes on disk a
+// fresh value is built and swapped in atomically, so that callers holding
+// the old value finish with it and the next Get returns the new one. A
+// deleted file is dropped. Build errors are cached too, until the file
+// changes again; a missing file is never cached.
 type Cache[T any] struct {
 	build func(path string) (T, error)
 	opts  CacheOptions
@@ -45,6 +53,8 @@ type Cache[T any] struct {
 	entries map[string]*entry[T]
 	dirs    map[string]bool
 	timers  map[string]*time.Timer
+	deps    map[string][]string        // file -> the directories it depends on
+	users   map[string]map[string]bool // directory -> the files that depend on it
 	watcher *fsnotify.Watcher
 	closed  bool
 	done    chan struct{}
@@ -75,7 +85,8 @@ func NewCache[T any](build func(path string) (T, error), opts CacheOptions) (*Ca
 		return nil, errors.Join(errors.New("interp: file watcher"), err)
 	}
 	c := &Cache[T]{build: build, opts: opts, entries: map[string]*entry[T]{},
-		dirs: map[string]bool{}, timers: map[string]*time.Timer{}, watcher: w, done: make(chan struct{})}
+		dirs: map[string]bool{}, timers: map[string]*time.Timer{}, deps: map[string][]string{},
+		users: map[string]map[string]bool{}, watcher: w, done: make(chan struct{})}
 	go c.watch()
 	if opts.IdleTTL > 0 {
 		go c.sweep()
@@ -108,6 +119,7 @@ func (c *Cache[T]) Get(path string) (T, error) {
 	}
 	// Watch before reading, so that a change during the build is seen.
 	c.watchDir(filepath.Dir(path))
+	c.track(path)
 	v, err := c.build(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		c.drop(path, e)
@@ -134,7 +146,7 @@ func (c *Cache[T]) Evict(before time.Time) int {
 	n := 0
 	for p, e := range c.entries {
 		if e.used.Load() < before.UnixNano() {
-			delete(c.entries, p)
+			c.removeLocked(p)
 			n++
 		}
 	}
@@ -166,7 +178,7 @@ func (c *Cache[T]) bound(keep *entry[T]) {
 		if !found {
 			return
 		}
-		delete(c.entries, oldest)
+		c.removeLocked(oldest)
 	}
 }
 
@@ -204,9 +216,16 @@ func (c *Cache[T]) Close() error {
 func (c *Cache[T]) drop(path string, e *entry[T]) {
 	c.mu.Lock()
 	if c.entries[path] == e {
-		delete(c.entries, path)
+		c.removeLocked(path)
 	}
 	c.mu.Unlock()
+}
+
+// removeLocked forgets the file path: its value and its dependencies.
+// Called with c.mu held.
+func (c *Cache[T]) removeLocked(path string) {
+	delete(c.entries, path)
+	c.untrackLocked(path)
 }
 
 func (c *Cache[T]) watchDir(dir string) {
@@ -250,12 +269,24 @@ func (c *Cache[T]) watch() {
 	}
 }
 
-// changed schedules a rebuild of path after the debounce delay, if the
-// cache holds it.
+// changed schedules a rebuild of path, if the cache holds it, and of the
+// files that depend on it.
 func (c *Cache[T]) changed(path string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.closed || c.entries[path] == nil {
+	if c.closed {
+		return
+	}
+	c.scheduleLocked(path)
+	for _, p := range c.dependentsLocked(path) {
+		c.scheduleLocked(p)
+	}
+}
+
+// scheduleLocked schedules a rebuild of path after the debounce delay, if
+// the cache holds it. Called with c.mu held.
+func (c *Cache[T]) scheduleLocked(path string) {
+	if c.entries[path] == nil {
 		return
 	}
 	if t := c.timers[path]; t != nil {
@@ -270,13 +301,13 @@ func (c *Cache[T]) changed(path string) {
 const emptyRecheck = 100 * time.Millisecond
 
 // midSave reports whether a failed rebuild of path should keep the working
-// value of e for now: the file is empty, as it is between the truncation
-// and the write of a save, and was not empty on the previous look. It then
+// value of e for now: the file, or a Go file it depends on, is empty, as it
+// is between the truncation and the write of a save, and was not empty on
+// the previous look. It then
 // schedules a second look; a write meanwhile replaces it with a rebuild.
 // Called with e.build held.
 func (c *Cache[T]) midSave(path string, e *entry[T]) bool {
-	fi, err := os.Stat(path)
-	if err != nil || fi.Size() != 0 || e.emptyWait {
+	if e.emptyWait || !c.caughtEmpty(path) {
 		return false
 	}
 	if r := e.cur.Load(); r == nil || r.err != nil {
@@ -304,6 +335,7 @@ func (c *Cache[T]) rebuild(path string) {
 		return
 	}
 	e.build.Lock()
+	c.track(path)
 	v, err := c.build(path)
 	if err != nil && c.midSave(path, e) {
 		e.build.Unlock()
@@ -319,4 +351,102 @@ func (c *Cache[T]) rebuild(path string) {
 	if c.opts.OnReload != nil {
 		c.opts.OnReload(path, err)
 	}
+}
+
+// track asks CacheOptions.Deps for the directories path depends on, watches
+// them, and records them for changed. Called before each build of path,
+// so that a change during the build is seen.
+func (c *Cache[T]) track(path string) {
+	if c.opts.Deps == nil {
+		return
+	}
+	dirs := c.opts.Deps(path)
+	for _, d := range dirs {
+		c.watchDep(d)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.untrackLocked(path)
+	if len(dirs) == 0 {
+		return
+	}
+	c.deps[path] = dirs
+	for _, d := range dirs {
+		if c.users[d] == nil {
+			c.users[d] = map[string]bool{}
+		}
+		c.users[d][path] = true
+	}
+}
+
+// untrackLocked forgets the dependencies of path. Called with c.mu held.
+func (c *Cache[T]) untrackLocked(path string) {
+	for _, d := range c.deps[path] {
+		delete(c.users[d], path)
+		if len(c.users[d]) == 0 {
+			delete(c.users, d)
+		}
+	}
+	delete(c.deps, path)
+}
+
+// watchDep watches the dependency directory dir or, while it does not
+// exist, its closest existing parent, so that its creation is seen.
+func (c *Cache[T]) watchDep(dir string) {
+	for {
+		if _, err := os.Stat(dir); err == nil {
+			c.watchDir(dir)
+			return
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return
+		}
+		dir = parent
+	}
+}
+
+// dependentsLocked returns the files that depend on what changed at path:
+// a Go file in one of their directories, or such a directory (or one of
+// its parents) appearing or going away. Called with c.mu held.
+func (c *Cache[T]) dependentsLocked(path string) []string {
+	var out []string
+	if strings.HasSuffix(path, ".go") && !strings.HasSuffix(path, "_test.go") {
+		for p := range c.users[filepath.Dir(path)] {
+			out = append(out, p)
+		}
+	}
+	for d, users := range c.users {
+		if d == path || strings.HasPrefix(d, path+string(filepath.Separator)) {
+			for p := range users {
+				out = append(out, p)
+			}
+		}
+	}
+	return out
+}
+
+// caughtEmpty reports whether path, or a Go file in a directory it depends
+// on, is empty.
+func (c *Cache[T]) caughtEmpty(path string) bool {
+	if isEmpty(path) {
+		return true
+	}
+	c.mu.Lock()
+	dirs := c.deps[path]
+	c.mu.Unlock()
+	for _, d := range dirs {
+		ents, _ := os.ReadDir(d)
+		for _, ent := range ents {
+			if strings.HasSuffix(ent.Name(), ".go") && isEmpty(filepath.Join(d, ent.Name())) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func isEmpty(path string) bool {
+	fi, err := os.Stat(path)
+	return err == nil && fi.Mode().IsRegular() && fi.Size() == 0
 }

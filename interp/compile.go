@@ -3,8 +3,9 @@
 // Each file gets an interpreter of its own: a changed file is compiled into a
 // fresh interpreter and swapped in, never re-evaluated into a live one. The
 // package knows nothing of the host framework: it is handed the symbol tables
-// that interpreted code may import and it returns the file's top-level
-// variables as reflect values.
+// that interpreted code may import, and the application's module whose
+// packages files may import from source (module.go), and it returns the
+// file's top-level variables as reflect values.
 package interp
 
 import (
@@ -37,14 +38,28 @@ type Options struct {
 	// Symbols are the packages, besides the standard library, that
 	// interpreted files may import.
 	Symbols []Exports
-	// Stdout and Stderr receive what interpreted code prints, and the
-	// interpreter's own panic reports. They default to io.Discard.
+	// Stdout and Stderr receive what interpreted code prints (Yaegi's own
+	// per-frame panic lines, whose positions are wrong, are left out: a
+	// panic carries its trace instead, trace.go). They default to
+	// io.Discard.
 	Stdout, Stderr io.Writer
 	// GoPanic receives what a goroutine started by interpreted code
 	// panicked with, and its stack: such a panic is recovered (see
-	// goguard.go) instead of ending the process. By default it is written
-	// to Stderr.
+	// goguard.go) instead of ending the process. A panic that crossed an
+	// interpreted frame arrives as a *Trace (Recovered splits it). By
+	// default it is written to Stderr. The same holds for a func that
+	// interpreted code hands to compiled code which calls it on a goroutine
+	// of its own: time.AfterFunc, context.AfterFunc, sync.WaitGroup.Go (see
+	// callbacks.go).
 	GoPanic func(value any, stack []byte)
+	// Module, if set, is the application's own module: the file may
+	// import its packages, which are interpreted from source (see Module).
+	Module *Module
+	// Warn receives each problem that package check finds in a file that
+	// compiles (a trap the file falls into at run time, a type error the
+	// interpreter lets through), as "file:line:col: message". By default
+	// such problems are dropped; `zealgo check` reports them.
+	Warn func(msg string)
 	// InitTimeout bounds the file's package-level initialization (var
 	// initializers and init funcs run while it compiles): an endless loop
 	// there is stopped and reported instead of holding the file's build
@@ -110,13 +125,15 @@ func CompileSource(path string, src []byte, opts Options) (prog *Program, err er
 	if perr != nil {
 		return nil, fromParseError(path, perr)
 	}
-	if pos, ok := legacyBuildLine(file); ok {
-		p := fset.Position(pos)
-		return nil, &Error{File: path, Line: p.Line, Col: p.Column,
-			Msg: "legacy // +build line is not supported; use //go:build"}
-	}
-	if e := unsupported(fset, path, file); e != nil {
+	if e := checkSource(fset, path, file); e != nil {
 		return nil, e
+	}
+	var pkgs *loader
+	if opts.Module != nil {
+		pkgs = newLoader(opts, false)
+		if e := pkgs.walk(path, file, fset); e != nil {
+			return nil, importedBy(e, path)
+		}
 	}
 	prog = &Program{Path: path, Package: file.Name.Name, Source: src, File: file, Fset: fset,
 		vars: map[string]reflect.Value{}, decl: map[string]token.Pos{}}
@@ -135,6 +152,7 @@ func CompileSource(path string, src []byte, opts Options) (prog *Program, err er
 		}
 	}
 
+	res := Checker(opts.Symbols).FileWith(path, src, pkgs)
 	stdout, stderr := opts.Stdout, opts.Stderr
 	if stdout == nil {
 		stdout = io.Discard
@@ -142,31 +160,36 @@ func CompileSource(path string, src []byte, opts Options) (prog *Program, err er
 	if stderr == nil {
 		stderr = io.Discard
 	}
-	i := yaegi.New(yaegi.Options{Stdout: stdout, Stderr: stderr})
+	yopts := yaegi.Options{Stdout: stdout, Stderr: panicLineFilter{stderr}}
+	imports := importPaths(file)
+	if pkgs != nil && len(pkgs.files) > 0 {
+		yopts.GoPath, yopts.SourcecodeFilesystem = ".", pkgs.fsys()
+		imports = append(imports, pkgs.paths...)
+	}
+	i := yaegi.New(yopts)
 	defer func() {
 		if r := recover(); r != nil {
-			prog, err = nil, &Error{File: path, Msg: "interpreter panic: " + describePanic(r) + hintFor(r)}
+			prog, err = nil, explain(&Error{File: path, Msg: "interpreter panic: " + describePanic(r) + hintFor(r)}, res)
 		}
 	}()
-	if err := i.Use(stdlibFor(file)); err != nil {
+	report := goPanicReport(opts, path, stderr)
+	std := stdlibFor(imports)
+	if err := i.Use(std); err != nil {
 		return nil, fmt.Errorf("interp: standard library symbols: %w", err)
+	}
+	if err := i.Use(guardCallbacks(std, report)); err != nil {
+		return nil, fmt.Errorf("interp: callback guard: %w", err)
 	}
 	for _, s := range opts.Symbols {
 		if err := i.Use(s); err != nil {
 			return nil, fmt.Errorf("interp: symbols: %w", err)
 		}
 	}
-	if guarded, ok := guardGoroutines(fset, file, src); ok {
-		report := opts.GoPanic
-		if report == nil {
-			report = func(v any, stack []byte) {
-				fmt.Fprintf(stderr, "%s: panic in a goroutine: %s\n%s", path, describePanic(v), stack)
-			}
+	src, cols, rt := rewrite(fset, file, src, res.Edits, res.UsesRT)
+	if rt || (pkgs != nil && pkgs.guarded) { // package files call the guard too
+		if err := i.Use(rtSymbols(path, report)); err != nil {
+			return nil, fmt.Errorf("interp: runtime of the rewritten code: %w", err)
 		}
-		if err := i.Use(guardSymbols(report)); err != nil {
-			return nil, fmt.Errorf("interp: goroutine guard: %w", err)
-		}
-		src = guarded
 	}
 	timeout := opts.InitTimeout
 	if timeout <= 0 {
@@ -181,9 +204,19 @@ func CompileSource(path string, src []byte, opts Options) (prog *Program, err er
 			return nil, &Error{File: path, Msg: fmt.Sprintf("the file's package-level initialization (var initializers, init funcs) "+
 				"did not finish within %v and was stopped: is there an endless loop in it?", timeout)}
 		case errors.As(err, &p):
-			return nil, &Error{File: path, Msg: "interpreter panic: " + describePanic(p.Value) + hintFor(p.Value)}
+			return nil, explain(&Error{File: path, Msg: "interpreter panic: " + describePanic(p.Value) + hintFor(p.Value)}, res)
 		}
-		return nil, fromEvalError(path, file, fset, err)
+		if pkgs != nil {
+			if e := pkgs.locate(err.Error()); e != nil {
+				return nil, importedBy(e, path)
+			}
+		}
+		return nil, explain(fromEvalError(path, file, fset, err, cols), res)
+	}
+	if opts.Warn != nil {
+		for _, d := range res.Diagnostics {
+			opts.Warn(d.String())
+		}
 	}
 	for _, n := range prog.names {
 		v, err := i.Eval(prog.Package + "." + n)
@@ -193,6 +226,25 @@ func CompileSource(path string, src []byte, opts Options) (prog *Program, err er
 		prog.vars[n] = v
 	}
 	return prog, nil
+}
+
+// checkSource reports what the interpreter would reject in f, the file
+// named path, with a message clearer than its own: legacy build lines, and
+// the constructs of unsupported.
+func checkSource(fset *token.FileSet, path string, f *ast.File) *Error {
+	if pos, ok := legacyBuildLine(f); ok {
+		return at(fset, path, pos, "legacy // +build line is not supported; use //go:build")
+	}
+	return unsupported(fset, path, f)
+}
+
+// importedBy marks e, a problem found while compiling the file path, as
+// lying in a package that path imports, when it is in another file.
+func importedBy(e *Error, path string) *Error {
+	if e.File != path {
+		e.Importer = path
+	}
+	return e
 }
 
 // legacyBuildLine reports the position of a "// +build" line before the
@@ -222,10 +274,13 @@ func fromParseError(path string, err error) error {
 
 var posPrefix = regexp.MustCompile(`^(?:[^:\s]*\.go:)?(\d+):(\d+): (.*)$`)
 
-func fromEvalError(path string, f *ast.File, fset *token.FileSet, err error) error {
+// fromEvalError turns an error of Yaegi's into an *Error positioned in the
+// source as written (cols maps the columns of the rewritten source back).
+func fromEvalError(path string, f *ast.File, fset *token.FileSet, err error, cols *colMap) error {
 	var list scanner.ErrorList
 	if errors.As(err, &list) && len(list) > 0 {
-		return &Error{File: path, Line: list[0].Pos.Line, Col: list[0].Pos.Column, Msg: list[0].Msg}
+		p := list[0].Pos
+		return &Error{File: path, Line: p.Line, Col: cols.col(p.Line, p.Column), Msg: list[0].Msg}
 	}
 	msg := strings.TrimSpace(err.Error())
 	// Yaegi wraps nested errors one per line; the first line is the cause.
@@ -238,20 +293,27 @@ func fromEvalError(path string, f *ast.File, fset *token.FileSet, err error) err
 	}
 	line, _ := strconv.Atoi(m[1])
 	col, _ := strconv.Atoi(m[2])
+	col = cols.col(line, col)
 	e := &Error{File: path, Line: line, Col: col, Msg: m[3]}
+	e.describeSelector(fset, f)
+	return e
+}
+
+// describeSelector fills in Selector, Receiver and ReceiverType when e is
+// an "undefined selector" (method, field) error in f.
+func (e *Error) describeSelector(fset *token.FileSet, f *ast.File) {
 	for _, prefix := range []string{"undefined selector: ", "undefined method: ", "undefined field: "} {
 		name, ok := strings.CutPrefix(e.Msg, prefix)
 		if !ok {
 			continue
 		}
 		e.Selector = name
-		if sel := selectorAt(fset, f, line, col, name); sel != nil {
+		if sel := selectorAt(fset, f, e.Line, e.Col, name); sel != nil {
 			e.Receiver = exprString(sel.X)
 			e.ReceiverType = declaredType(f, sel)
 		}
-		break
+		return
 	}
-	return e
 }
 
 func describePanic(r any) (s string) {
@@ -261,6 +323,8 @@ func describePanic(r any) (s string) {
 		}
 	}()
 	switch v := r.(type) {
+	case *Trace:
+		return describePanic(v.Value)
 	case reflect.Value:
 		if v.IsValid() && v.CanInterface() {
 			return fmt.Sprint(v.Interface())
@@ -273,8 +337,8 @@ func describePanic(r any) (s string) {
 }
 
 // DescribePanic turns a recovered value into a one-line message. Values from
-// interpreted code can be odd (reflect.Value, runtime errors); this never
-// panics itself.
+// interpreted code can be odd (reflect.Value, runtime errors, a *Trace,
+// which is described by its value); this never panics itself.
 func DescribePanic(r any) string { return describePanic(r) }
 
 func hintFor(r any) string {

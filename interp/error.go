@@ -19,6 +19,12 @@ type Error struct {
 	Line, Col int
 	// Msg says what is wrong.
 	Msg string
+	// Importer is set when the problem lies in a file of an application
+	// package (see Module) rather than in the file being compiled: it is
+	// the path of the compiled file, which imports that package directly
+	// or not. File is then the package file's path relative to the
+	// module root ("lib/posts/posts.go").
+	Importer string
 	// Selector is set for "undefined selector", "undefined method" and
 	// "undefined field" errors: the name after the dot.
 	Selector string

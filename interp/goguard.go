@@ -1,13 +1,12 @@
 package interp
 
 import (
-	"bytes"
-	"fmt"
 	"go/ast"
 	"go/token"
 	"reflect"
 	"runtime/debug"
-	"sort"
+
+	"github.com/zealgo/zealgo/interp/check"
 )
 
 // Goroutines started by interpreted code run outside any recover of the
@@ -15,42 +14,46 @@ import (
 // evaluated, each go statement is rewritten so that a panic in the
 // goroutine is recovered and reported (Options.GoPanic) instead:
 //
-//	go func(x int) { ... }(v)  ->  go func(x int) { defer func() { __zealgo_rt.Recovered(recover()) }(); ... }(v)
-//	go f(a, b)                 ->  __zealgo_rt.Go(f, a, b)
+//	go f(a, b)                  ->  __zealgo_rt.Go(f, a, b)
+//	go func(x int) { ... }(v)   ->  __zealgo_rt.Go(func(x int) { ... }, v)
+//	go func(xs ...int) { ... }(ys...)
+//	    ->  go func(xs ...int) { defer func() { __zealgo_rt.Recovered(recover()) }(); ... }(ys...)
+//	wg.Go(func() { ... })      ->  wg.Go(__zealgo_rt.Guard(func() { ... }))
 //
-// The first form keeps everything as written. In the second, the arguments
-// are evaluated where the go statement stood, as Go requires, and the
-// compiled Go starts the goroutine that calls f with them inside a
-// recover. (It is a plain call, not "go __zealgo_rt.Go(...)": Yaegi hands a
-// compiled func started with go references to loop variables, not their
-// values at the statement.) Each rewrite stays on the line it replaces,
-// so that line numbers in errors hold (columns after it on that line
-// shift). A go statement calling a builtin, or spreading a slice into a
-// variadic call (f(xs...)), is left as written.
+// The arguments are evaluated where the go statement stood, as Go
+// requires, and the compiled Go starts the goroutine that calls f with
+// them inside a recover. (It is a plain call, not "go __zealgo_rt.Go(...)":
+// Yaegi hands a compiled func started with go references to loop
+// variables, not their values at the statement.) A func literal that
+// spreads a slice into its call keeps its go statement and gets the
+// deferred recover instead. Each rewrite stays on the line it replaces,
+// so that line numbers in errors hold (edit.go maps the columns back). A
+// go statement calling a builtin, or any other func spreading a slice
+// into a variadic call (f(xs...)), is left as written.
 
 // guardPath is the import path of the per-interpreter package the
 // rewritten statements call; guardName is the name they import it as.
 const (
 	guardPath = "github.com/zealgo/zealgo/interp/rt"
-	guardName = "__zealgo_rt"
+	guardName = check.RT
 )
 
-// edit replaces src[off:end] with text.
-type edit struct {
-	off, end int
-	text     string
-}
-
-// guardGoroutines returns src with every go statement of f rewritten to
-// recover its panics, and whether it changed anything.
-func guardGoroutines(fset *token.FileSet, f *ast.File, src []byte) ([]byte, bool) {
+// goEdits returns the edits that rewrite every go statement of f to
+// recover its panics.
+func goEdits(fset *token.FileSet, f *ast.File) []edit {
 	tf := fset.File(f.Package)
 	if tf == nil {
-		return src, false
+		return nil
 	}
 	off := func(p token.Pos) int { return tf.Offset(p) }
 	var edits []edit
 	ast.Inspect(f, func(n ast.Node) bool {
+		if lit := guardedMethodArg(n); lit != nil { // recovered by compiled code, as Go's are
+			edits = append(edits, edit{off(lit.Pos()), off(lit.Pos()), guardName + ".Guard(", editOpen},
+				// editStmt: after whatever closes the literal itself (tracerw.go)
+				edit{off(lit.End()), off(lit.End()), ")", editStmt})
+			return true
+		}
 		g, ok := n.(*ast.GoStmt)
 		if !ok {
 			return true
@@ -58,9 +61,11 @@ func guardGoroutines(fset *token.FileSet, f *ast.File, src []byte) ([]byte, bool
 		call := g.Call
 		switch fun := call.Fun.(type) {
 		case *ast.FuncLit:
-			at := off(fun.Body.Lbrace) + 1
-			edits = append(edits, edit{at, at, " defer func() { " + guardName + ".Recovered(recover()) }();"})
-			return true
+			if call.Ellipsis.IsValid() {
+				at := off(fun.Body.Lbrace) + 1
+				edits = append(edits, edit{at, at, " defer func() { " + guardName + ".Recovered(recover()) }();", editStmt})
+				return true
+			}
 		case *ast.Ident:
 			if builtins[fun.Name] && !declared(f, fun.Name) {
 				return true
@@ -75,27 +80,40 @@ func guardGoroutines(fset *token.FileSet, f *ast.File, src []byte) ([]byte, bool
 			sep = ", "
 		}
 		edits = append(edits,
-			edit{off(g.Go), off(g.Go) + len("go"), ""},
-			edit{off(call.Fun.Pos()), off(call.Fun.Pos()), guardName + ".Go("},
-			edit{lp, lp + 1, sep})
+			edit{off(g.Go), off(g.Go) + len("go"), "", editStmt},
+			edit{off(call.Fun.Pos()), off(call.Fun.Pos()), guardName + ".Go(", editOpen},
+			edit{lp, lp + 1, sep, editClose})
 		return true
 	})
-	if len(edits) == 0 {
-		return src, false
+	return edits
+}
+
+// guardedMethods are the methods of compiled types that run the func they
+// are given on a goroutine of their own: sync.WaitGroup.Go and
+// http.Server.RegisterOnShutdown. Methods cannot be replaced in the symbol
+// table as functions are (callbacks.go), so in a call x.Go(func() { ... })
+// the literal is wrapped in a compiled func that recovers its panic. The method's
+// type is not known here: a method of the file's own named Go that runs
+// its func() argument at once would also have a panic in it recovered
+// and reported instead of passed on to its caller.
+var guardedMethods = map[string]bool{"Go": true, "RegisterOnShutdown": true}
+
+// guardedMethodArg returns the func literal of n when n is a call of one of
+// guardedMethods with a single func() literal as its argument, else nil.
+func guardedMethodArg(n ast.Node) *ast.FuncLit {
+	call, ok := n.(*ast.CallExpr)
+	if !ok || len(call.Args) != 1 {
+		return nil
 	}
-	// The import goes on the package clause's line: package main; import ...
-	name := off(f.Name.End())
-	edits = append(edits, edit{name, name, "; import " + guardName + " " + fmt.Sprintf("%q", guardPath)})
-	sort.SliceStable(edits, func(i, j int) bool { return edits[i].off < edits[j].off })
-	var b bytes.Buffer
-	last := 0
-	for _, e := range edits {
-		b.Write(src[last:e.off])
-		b.WriteString(e.text)
-		last = e.end
+	sel, ok := call.Fun.(*ast.SelectorExpr)
+	if !ok || !guardedMethods[sel.Sel.Name] {
+		return nil
 	}
-	b.Write(src[last:])
-	return b.Bytes(), true
+	lit, ok := call.Args[0].(*ast.FuncLit)
+	if !ok || lit.Type.Params.NumFields() != 0 || lit.Type.Results.NumFields() != 0 {
+		return nil
+	}
+	return lit
 }
 
 // builtins are the predeclared funcs a go statement may call; they cannot
@@ -106,10 +124,11 @@ var builtins = map[string]bool{
 	"panic": true, "print": true, "println": true, "real": true, "recover": true,
 }
 
-// guardSymbols returns the package the rewritten go statements of one
-// interpreter call; report receives what a goroutine panicked with and
-// its stack.
-func guardSymbols(report func(value any, stack []byte)) Exports {
+// rtSymbols returns the package that the rewritten code of the file at
+// path calls: the goroutine guard (report receives what a goroutine
+// panicked with, a *Trace once it crossed an interpreted frame, and its
+// stack) and the frames of panic traces (trace.go).
+func rtSymbols(path string, report func(value any, stack []byte)) Exports {
 	recovered := func(p any) {
 		if p != nil {
 			report(p, debug.Stack())
@@ -121,10 +140,23 @@ func guardSymbols(report func(value any, stack []byte)) Exports {
 			callDynamic(fn, args)
 		}()
 	}
-	return Exports{guardPath + "/rt": {
+	syms := map[string]reflect.Value{
 		"Recovered": reflect.ValueOf(recovered),
 		"Go":        reflect.ValueOf(goCall),
-	}}
+		"Guard": reflect.ValueOf(func(f func()) func() {
+			return func() {
+				defer func() { recovered(recover()) }()
+				f()
+			}
+		}),
+		"Frame":   reflect.ValueOf(frameFunc(path)),
+		"GoFrame": reflect.ValueOf(goFrameFunc(path, recovered)),
+		"Plain":   reflect.ValueOf(unwrapValue),
+	}
+	for k, v := range fixSymbols {
+		syms[k] = v
+	}
+	return Exports{guardPath + "/rt": syms}
 }
 
 // callDynamic calls fn with args, converting each to the parameter type

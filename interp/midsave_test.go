@@ -60,3 +60,54 @@ func TestMidSaveEmptyFile(t *testing.T) {
 		return err == nil && v == "two"
 	})
 }
+
+// TestMidSaveEmptyDependency: the same grace holds when the file caught
+// empty is a Go file of a directory the cached file depends on.
+func TestMidSaveEmptyDependency(t *testing.T) {
+	dir := t.TempDir()
+	path, dep := filepath.Join(dir, "f.go"), filepath.Join(dir, "lib", "lib.go")
+	if err := os.MkdirAll(filepath.Dir(dep), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for p, s := range map[string]string{path: "f", dep: "one"} {
+		if err := os.WriteFile(p, []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var builds atomic.Int64
+	build := func(string) (string, error) {
+		defer builds.Add(1)
+		b, err := os.ReadFile(dep)
+		if err != nil {
+			return "", err
+		}
+		if len(b) == 0 {
+			return "", errors.New("empty dependency")
+		}
+		return string(b), nil
+	}
+	c, err := interp.NewCache(build, interp.CacheOptions{Deps: func(string) []string { return []string{filepath.Dir(dep)} }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if v, err := c.Get(path); err != nil || v != "one" {
+		t.Fatalf("get: %q %v", v, err)
+	}
+	n := builds.Load()
+	if err := os.Truncate(dep, 0); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the rebuild with the empty dependency", func() bool { return builds.Load() > n })
+	if v, err := c.Get(path); err != nil || v != "one" {
+		t.Fatalf("right after the empty rebuild: %q %v, want the working value", v, err)
+	}
+	eventually(t, "the error of a dependency left empty", func() bool {
+		_, err := c.Get(path)
+		return err != nil && err.Error() == "empty dependency"
+	})
+	if err := os.WriteFile(dep, []byte("two"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the new content", func() bool { v, err := c.Get(path); return err == nil && v == "two" })
+}

@@ -28,19 +28,15 @@ var stdlibKeys = sync.OnceValue(func() map[string]string {
 	return m
 })
 
-// stdlibFor returns the part of the standard library's symbols that f
-// imports. Giving an interpreter the whole table costs about 1.3 MiB and
-// 3 ms per file (Yaegi copies every symbol and compiles its generic
-// source); a file that imports one of yaegiSetUp still gets all of it, so
-// that Yaegi's own set-up runs as it always does.
-func stdlibFor(f *ast.File) Exports {
+// stdlibFor returns the part of the standard library's symbols that the
+// import paths name. Giving an interpreter the whole table costs about
+// 1.3 MiB and 3 ms per file (Yaegi copies every symbol and compiles its
+// generic source); a file that imports one of yaegiSetUp still gets all of
+// it, so that Yaegi's own set-up runs as it always does.
+func stdlibFor(imports []string) Exports {
 	keys := stdlibKeys()
 	sub := Exports{}
-	for _, im := range f.Imports {
-		p, err := strconv.Unquote(im.Path.Value)
-		if err != nil {
-			continue
-		}
+	for _, p := range imports {
 		if yaegiSetUp[p] {
 			return stdlib.Symbols
 		}
@@ -49,4 +45,15 @@ func stdlibFor(f *ast.File) Exports {
 		}
 	}
 	return sub
+}
+
+// importPaths returns the import paths of f.
+func importPaths(f *ast.File) []string {
+	out := make([]string, 0, len(f.Imports))
+	for _, im := range f.Imports {
+		if p, err := strconv.Unquote(im.Path.Value); err == nil {
+			out = append(out, p)
+		}
+	}
+	return out
 }

@@ -87,7 +87,9 @@ func startSample(t *testing.T, bin, root, data string) *sampleProcess {
 	t.Helper()
 	addr := testutil.FreeAddr(t)
 	log := &testutil.Buffer{}
-	cmd := exec.Command(bin, "serve", "--root", root, "--addr", addr, "--data", data)
+	// Unsupervised: SIGKILL ends the serving process itself, mid-write,
+	// rather than its supervisor (whose child would then stop gracefully).
+	cmd := exec.Command(bin, "serve", "--root", root, "--addr", addr, "--data", data, "--supervise=false")
 	cmd.Stdout, cmd.Stderr = log, log
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

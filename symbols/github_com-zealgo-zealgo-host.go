@@ -63,6 +63,7 @@ func init() {
 		"WithDev":                reflect.ValueOf(host.WithDev),
 		"WithLogOutput":          reflect.ValueOf(host.WithLogOutput),
 		"WithLogger":             reflect.ValueOf(host.WithLogger),
+		"WithMaxExecutionTime":   reflect.ValueOf(host.WithMaxExecutionTime),
 		"WithMaxLoadedFiles":     reflect.ValueOf(host.WithMaxLoadedFiles),
 		"WithNATS":               reflect.ValueOf(host.WithNATS),
 		"WithRedisSessions":      reflect.ValueOf(host.WithRedisSessions),

@@ -7,6 +7,7 @@ import (
 	"net/http"
 
 	"github.com/zealgo/zealgo/host"
+	"github.com/zealgo/zealgo/lib/learn"
 	"github.com/zealgo/zealgo/sample/store"
 )
 
@@ -16,37 +17,17 @@ import (
 // the notes page (a browser: api.PrefersHTML); any other client gets
 // {"user_id","username"} instead. A
 // wrong username and a wrong password get the same 401, after the same
-// work (a bcrypt verification either way).
+// work (a bcrypt verification either way). The helpers it shares with
+// register.go live in lib/learn.
 var post = func(api *host.API, s *store.Store) any {
 	username := api.Req.Field("username")
 	password := api.Req.Field("password")
 	id, err := s.CheckLogin(api.Context(), username, password)
 	if errors.Is(err, store.ErrBadCredentials) { // also an empty username or password
-		return authError(api, http.StatusUnauthorized, "invalid_credentials", "Wrong username or password.")
+		return learn.AuthFailed(api, learn.LogInForm, http.StatusUnauthorized, "invalid_credentials", "Wrong username or password.")
 	}
 	if err != nil {
 		return err // 500 internal_error; the log has the details
 	}
-	g := api.G()
-	if err := g.Session.Rotate(); err != nil { // a new session id, against fixation
-		return err
-	}
-	g.Session.Set("user_id", id)
-	if api.PrefersHTML() {
-		api.Res.Header().Set("Location", "/learn/notes")
-		return http.StatusSeeOther
-	}
-	return map[string]any{"user_id": id, "username": username}
-}
-
-// authError answers a failed login: for a browser, the page
-// template/learn/failed.html with an auth-error paragraph; for any other
-// client, JSON {"error","hint"}.
-func authError(api *host.API, status int, code, message string) any {
-	if !api.PrefersHTML() {
-		return host.NewError(status, code, message)
-	}
-	api.Res.WriteHeader(status)
-	return api.App().Render("learn/failed", map[string]any{"Title": "Log in", "Heading": "Log-in failed",
-		"Message": message, "Back": "/learn/", "BackText": "Back to the log-in form"})
+	return learn.LogIn(api, id, username, http.StatusOK)
 }

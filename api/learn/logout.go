@@ -3,15 +3,13 @@
 package main
 
 import (
-	"net/http"
-
 	"github.com/zealgo/zealgo/host"
+	"github.com/zealgo/zealgo/lib/learn"
 )
 
 // logout serves /api/learn/logout for every method (mode 1): it removes
 // user_id from the session, gives the session a new id and redirects to
-// the log-in page (a browser: api.PrefersHTML); any other client gets
-// {"logged_out":true} instead.
+// the log-in page (a browser: api.PrefersHTML); any other client gets {"logged_out":true} instead.
 var logout = func(api *host.API) any {
 	g := api.G()
 	g.Session.Delete("user_id")
@@ -19,8 +17,7 @@ var logout = func(api *host.API) any {
 		return err
 	}
 	if api.PrefersHTML() {
-		api.Res.Header().Set("Location", "/learn/")
-		return http.StatusSeeOther
+		return learn.SeeOther(api, "/learn/")
 	}
 	return map[string]any{"logged_out": true}
 }

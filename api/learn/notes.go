@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/zealgo/zealgo/host"
+	"github.com/zealgo/zealgo/lib/learn"
 	"github.com/zealgo/zealgo/sample/store"
 )
 
@@ -172,8 +173,7 @@ func failure(api *host.API, e error) any {
 		return backToPage(api, "internal_error")
 	}
 	if he.Code == "auth_required" {
-		api.Res.Header().Set("Location", "/learn/")
-		return http.StatusSeeOther
+		return learn.SeeOther(api, "/learn/")
 	}
 	return backToPage(api, he.Code)
 }
@@ -184,6 +184,5 @@ func backToPage(api *host.API, code string) any {
 	if code != "" {
 		loc += "?error=" + url.QueryEscape(code)
 	}
-	api.Res.Header().Set("Location", loc)
-	return http.StatusSeeOther
+	return learn.SeeOther(api, loc)
 }

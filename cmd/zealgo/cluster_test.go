@@ -69,6 +69,7 @@ type process struct {
 	logs   *testutil.Buffer
 	addr   string
 	exited chan struct{}
+	server int // the serving process below serve's supervisor
 }
 
 // start starts the zealgo binary with args and env.
@@ -90,9 +91,23 @@ func start(t *testing.T, addr string, env []string, args ...string) *process {
 	return p
 }
 
-// kill ends the process with SIGKILL and waits for it.
+// kill ends the process with SIGKILL and waits for it; for serve, the
+// supervisor and then the serving process, as when the machine fails.
 func (p *process) kill() {
+	kids, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/children", p.cmd.Process.Pid))
+	var pids []int
+	for _, f := range kids {
+		b, _ := os.ReadFile(f)
+		for _, field := range strings.Fields(string(b)) {
+			if n, err := strconv.Atoi(field); err == nil {
+				pids = append(pids, n)
+			}
+		}
+	}
 	_ = p.cmd.Process.Signal(syscall.SIGKILL)
+	for _, pid := range pids {
+		_ = syscall.Kill(pid, syscall.SIGKILL) // by its pid
+	}
 	<-p.exited
 }
 
@@ -139,6 +154,7 @@ func instance(t *testing.T, root, data, addr, natsURL string) *process {
 		"serve", "--root", root, "--addr", addr, "--data", data, "--nats", natsURL,
 		"--task-workers", "2", "--task-ack-wait", "2s")
 	p.waitHTTP(t)
+	p.server = supervisedPID(t, p.cmd.Process.Pid)
 	return p
 }
 
@@ -354,7 +370,7 @@ func TestClusterBehindNginx(t *testing.T) {
 		return
 	}
 
-	pids := map[int]string{a.cmd.Process.Pid: "a", b1.cmd.Process.Pid: "b", b2.cmd.Process.Pid: "b restarted"}
+	pids := map[int]string{a.server: "a", b1.server: "b", b2.server: "b restarted"}
 	share := map[string]int{}
 	for _, d := range cc.got {
 		share[pids[d.PID]]++
@@ -463,6 +479,62 @@ func TestServeKilledWithTasksQueued(t *testing.T) {
 		return countIDs(cc.got, ok) == total
 	})
 	ok, failed := finishes(first.logs.String(), second.logs.String())
+	if len(failed) != 0 {
+		t.Errorf("failed tasks: %v", failed)
+	}
+	twice := 0
+	for _, n := range ok {
+		if n > 1 {
+			twice++
+		}
+	}
+	if twice > 1 {
+		t.Errorf("%d tasks finished more than once", twice)
+	}
+}
+
+// TestServeChildKilledWithTasksQueued: under serve's supervisor, which
+// runs the embedded NATS server, the serving process is killed with
+// SIGKILL while most of its tasks wait in the queue; the supervisor
+// replaces it at once, the replacement connects to the same server and
+// runs them, and every task finishes.
+func TestServeChildKilledWithTasksQueued(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs processes")
+	}
+	root, data, addr := testutil.WriteTree(t, clusterApp), t.TempDir(), testutil.FreeAddr(t)
+	p := start(t, addr, []string{"ZEALGO_SESSION_SECRET=" + strings.Repeat("k", 40)}, "serve", "--root", root,
+		"--addr", addr, "--data", data, "--task-workers", "1", "--task-coroutine=false", "--task-ack-wait", "2s")
+	p.waitHTTP(t)
+	if !strings.Contains(p.logs.String(), "embedded at nats://127.0.0.1:") || !strings.Contains(p.logs.String(), "run by the supervisor") {
+		t.Fatalf("the supervisor does not run the embedded NATS server:\n%s", p.logs)
+	}
+	child := supervisedPID(t, p.cmd.Process.Pid)
+	jar, _ := cookiejar.New(nil)
+	cc := &clusterClient{base: "http://" + addr, c: &http.Client{Jar: jar, Timeout: 10 * time.Second}}
+	if resp, err := cc.c.Post(cc.base+"/api/login", "application/x-www-form-urlencoded", strings.NewReader("user=ada")); err != nil {
+		t.Fatal(err)
+	} else {
+		resp.Body.Close()
+	}
+	const total = 40
+	cc.run(t, 0, total, 4, 100) // 100 ms each, one at a time: most wait
+	before, _ := finishes(p.logs.String())
+	if err := syscall.Kill(child, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%d of %d tasks had finished at the kill", len(before), total)
+	if len(before) >= total-5 {
+		t.Fatalf("%d of %d tasks finished before the kill; the test needs them queued", len(before), total)
+	}
+	testutil.WaitFor(t, 30*time.Second, "the queued tasks to run in the replacement", func() bool {
+		ok, _ := finishes(p.logs.String())
+		return countIDs(cc.got, ok) == total
+	})
+	if next := supervisedPID(t, p.cmd.Process.Pid); next == child {
+		t.Errorf("the tasks ended in the killed process %d", child)
+	}
+	ok, failed := finishes(p.logs.String())
 	if len(failed) != 0 {
 		t.Errorf("failed tasks: %v", failed)
 	}

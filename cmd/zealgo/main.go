@@ -5,6 +5,7 @@
 //	zealgo serve --root . --addr 127.0.0.1:8080
 //	zealgo check --root .
 //	zealgo routes --root .
+//	zealgo new blog --module example.com/blog
 package main
 
 import (

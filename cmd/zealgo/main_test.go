@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -122,6 +123,22 @@ func TestRoutes(t *testing.T) {
 	} {
 		if !strings.Contains(flat, w) {
 			t.Errorf("routes lacks %q:\n%s", w, out)
+		}
+	}
+}
+
+// TestHelpListsCommands: zealgo --help and zealgo help list every command
+// with one line each, on stdout, and exit 0.
+func TestHelpListsCommands(t *testing.T) {
+	for _, arg := range []string{"--help", "help"} {
+		out, errOut, code := run(t, arg)
+		if code != 0 || errOut != "" {
+			t.Fatalf("%s: exit %d, stderr %q", arg, code, errOut)
+		}
+		for _, cmd := range []string{"serve", "check", "routes", "help"} {
+			if !regexp.MustCompile(`(?m)^  ` + cmd + ` +\S.*$`).MatchString(out) {
+				t.Errorf("%s: no line for %s:\n%s", arg, cmd, out)
+			}
 		}
 	}
 }
@@ -291,7 +308,7 @@ func TestServeTaskWorkers(t *testing.T) {
 `,
 	})
 	cmd, base, logs := serve(t, root, "--task-workers", "2", "--task-coroutine=false", "--nats", "off")
-	server := cmd.Process.Pid
+	server := supervisedPID(t, cmd.Process.Pid) // serve's supervisor runs the server (crash_test.go)
 	var workers []int
 	t.Cleanup(func() {
 		for _, pid := range workers {

@@ -34,10 +34,13 @@ const (
 // do not block the writer), the busy timeout, foreign keys enforced, and
 // synchronous=NORMAL, which in WAL mode keeps the database intact and
 // loses no commit when the process dies (only, perhaps, the last ones on
-// a power cut). A URL's own _pragma values run after these and win.
+// a power cut). A URL's own _pragma values run after these and win. The
+// busy timeout comes first: switching the journal mode takes a lock, and
+// without a busy handler a connection opened while another writes fails
+// at once with SQLITE_BUSY.
 var sqlitePragmas = []string{
-	"journal_mode(WAL)",
 	fmt.Sprintf("busy_timeout(%d)", BusyTimeout.Milliseconds()),
+	"journal_mode(WAL)",
 	"foreign_keys(1)",
 	"synchronous(NORMAL)",
 }

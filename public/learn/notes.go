@@ -3,11 +3,11 @@
 package main
 
 import (
-	"net/http"
 	"strconv"
 	"time"
 
 	"github.com/zealgo/zealgo/host"
+	"github.com/zealgo/zealgo/lib/learn"
 	"github.com/zealgo/zealgo/sample/store"
 )
 
@@ -17,8 +17,7 @@ import (
 var notes = func(api *host.API, s *store.Store) any {
 	u := s.CurrentUser(api.G())
 	if u == nil {
-		api.Res.Header().Set("Location", "/learn/")
-		return http.StatusSeeOther
+		return learn.SeeOther(api, "/learn/")
 	}
 	list, err := s.Notes(api.Context(), u.ID)
 	if err != nil {

@@ -125,7 +125,8 @@ func measure(bin string, n, capN int) (row, error) {
 		// The memory probe is one more loaded file.
 		env = append(env, "ZBENCH_MAX_LOADED="+strconv.Itoa(capN+1))
 	}
-	srv, err := benchutil.Start(bin, []string{"serve", "--root", root, "--addr", "{addr}"}, env, "/api/none", 20*time.Second)
+	// Unsupervised: the RSS measured is the serving process's own.
+	srv, err := benchutil.Start(bin, []string{"serve", "--root", root, "--addr", "{addr}", "--supervise=false"}, env, "/api/none", 20*time.Second)
 	if err != nil {
 		return r, err
 	}

@@ -1,0 +1,211 @@
+package host
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/zealgo/zealgo/interp"
+	"github.com/zealgo/zealgo/interp/check"
+)
+
+// `zealgo check`: package check type-checks each file against the symbols
+// the application links and applies the interpreter's trap rules; the
+// host then compiles a file with no such error as the server would, for
+// what only it knows (the handler funcs a file must declare, their
+// signatures, its middleware list); templates are parsed too.
+
+func (a *App) cmdCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := a.flags("check", stderr)
+	asJSON := fs.Bool("json", false, "print the problems as one JSON object, for editors and CI")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if a.cfg.Logger == nil {
+		a.cfg.Logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	}
+	problems, n, err := a.checkAll()
+	if err != nil {
+		fmt.Fprintln(stderr, err)
+		return 2
+	}
+	if *asJSON {
+		writeCheckJSON(stdout, problems, n)
+	} else {
+		for _, p := range problems {
+			fmt.Fprintln(stdout, p)
+		}
+	}
+	if len(problems) > 0 {
+		fmt.Fprintf(stderr, "zealgo check: %d problem(s) in %d file(s)\n", len(problems), n)
+		return 1
+	}
+	fmt.Fprintf(stderr, "zealgo check: %d file(s) ok\n", n)
+	return 0
+}
+
+// checkJSON is the output of check --json.
+type checkJSON struct {
+	Files    int            `json:"files"`
+	Problems []checkProblem `json:"problems"`
+}
+
+type checkProblem struct {
+	check.Diagnostic
+	// Severity is "error" (the file does not compile, or panics where the
+	// problem is) or "warning" (it runs, but not as compiled Go would).
+	Severity string `json:"severity"`
+}
+
+func writeCheckJSON(w io.Writer, problems []check.Diagnostic, files int) {
+	out := checkJSON{Files: files, Problems: []checkProblem{}}
+	for _, p := range problems {
+		sev := "error"
+		if check.IsWarning(p.Rule) {
+			sev = "warning"
+		}
+		out.Problems = append(out.Problems, checkProblem{p, sev})
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.Encode(out)
+}
+
+// Check checks every file under api/, public/ and task/ and every
+// template, and returns each problem as "file:line:col: message" with the
+// number of files it read. It needs no run-time secrets.
+func (a *App) Check() (problems []string, files int, err error) {
+	diags, files, err := a.checkAll()
+	for _, d := range diags {
+		problems = append(problems, d.String())
+	}
+	return problems, files, err
+}
+
+func (a *App) checkAll() (problems []check.Diagnostic, files int, err error) {
+	if err := a.prepare(); err != nil {
+		return nil, 0, err
+	}
+	defer a.checkCredentials()()
+	a.checking = true
+	defer func() { a.checking = false }()
+	for _, dir := range []string{a.dirs.api, a.dirs.public, a.dirs.task} {
+		paths, err := goFiles(dir)
+		if err != nil {
+			return nil, files, err
+		}
+		for _, path := range paths {
+			files++
+			problems = append(problems, a.checkFile(dir, path)...)
+		}
+	}
+	tpl, n, err := check.Templates(a.dirs.root)
+	if err != nil {
+		return nil, files, fmt.Errorf("zealgo: templates: %w", err)
+	}
+	return append(problems, tpl...), files + n, nil
+}
+
+// checkCredentials gives the basic-auth alias a random credential for the
+// length of a check when none is configured, so that a file using it
+// checks without the secrets (the middleware check builds never serves).
+// It returns the func that takes the credential back.
+func (a *App) checkCredentials() func() {
+	if len(a.cfg.BasicAuth) > 0 || os.Getenv(BasicAuthEnv) != "" {
+		return func() {}
+	}
+	saved := a.cfg.BasicAuth
+	a.cfg.BasicAuth = map[string]string{"zealgo-check": rand.Text()}
+	return func() { a.cfg.BasicAuth = saved }
+}
+
+// checkFile returns the problems of one file: those of package check, then
+// the host's own when the file compiles.
+func (a *App) checkFile(dir, path string) []check.Diagnostic {
+	rel := a.rel(path)
+	src, err := os.ReadFile(path)
+	if err != nil {
+		return []check.Diagnostic{{File: rel, Rule: "host", Msg: err.Error()}}
+	}
+	out := interp.CheckFile(rel, src, interp.Options{Symbols: a.symbols, Module: a.dirs.module}).Diagnostics
+	for _, d := range out {
+		if !check.IsWarning(d.Rule) {
+			return out // the host's checks wait until the file compiles
+		}
+	}
+	if msg := a.hostProblem(dir, path); msg != "" {
+		out = append(out, parseProblem(msg))
+	}
+	return out
+}
+
+// hostProblem compiles one file as the server would and returns what
+// keeps it from serving, or "".
+func (a *App) hostProblem(dir, path string) string {
+	prog, rel, err := a.compile(dir, path)
+	if err == nil && dir == a.dirs.task {
+		return a.checkTask(prog, rel)
+	}
+	if err == nil {
+		_, err = a.analyze(prog, rel)
+	}
+	if err == nil {
+		return ""
+	}
+	if rel == "" {
+		rel = a.rel(path)
+	}
+	e := a.loadError(err, rel)
+	if (e.Code == CodeCompileError || e.Code == CodeUndefinedMethod) && strings.HasPrefix(e.Hint, rel+":") {
+		return e.Hint
+	}
+	if e.Code == CodeCompileError {
+		return rel + ": " + e.Hint // a problem in a package the file imports
+	}
+	if rest, ok := strings.CutPrefix(e.Hint, rel+" "); ok {
+		return rel + ": " + rest // "api/x.go defines no handler: ..."
+	}
+	return rel + ": " + e.Hint
+}
+
+// checkTask checks that a task file holds a func named after the file.
+func (a *App) checkTask(prog *interp.Program, rel string) string {
+	if _, err := a.analyzeTask(prog, rel); err != nil {
+		return err.Error()
+	}
+	return ""
+}
+
+var problemPos = regexp.MustCompile(`^(\S+?):(\d+):(\d+): (.*)$`)
+
+// parseProblem turns "file:line:col: message" or "file: message" back
+// into a Diagnostic.
+func parseProblem(s string) check.Diagnostic {
+	if m := problemPos.FindStringSubmatch(s); m != nil {
+		line, _ := strconv.Atoi(m[2])
+		col, _ := strconv.Atoi(m[3])
+		return check.Diagnostic{File: m[1], Line: line, Col: col, Rule: "host", Msg: m[4]}
+	}
+	file, msg, ok := cutProblem(s)
+	if !ok {
+		return check.Diagnostic{Rule: "host", Msg: s}
+	}
+	return check.Diagnostic{File: file, Rule: "host", Msg: msg}
+}
+
+var problemFile = regexp.MustCompile(`^(\S+?\.go): (.*)$`)
+
+func cutProblem(s string) (file, msg string, ok bool) {
+	m := problemFile.FindStringSubmatch(s)
+	if m == nil {
+		return "", "", false
+	}
+	return m[1], m[2], true
+}

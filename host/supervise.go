@@ -1,0 +1,193 @@
+package host
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/zealgo/zealgo/internal/supervisor"
+)
+
+// Crash isolation. Through Main, `serve` runs the application in a child
+// process of the same program under a small supervisor
+// (internal/supervisor), which holds the listening socket: a child that
+// dies (a stack overflow, memory exhausted, a fatal runtime error) is
+// replaced at once while connections wait in the socket's backlog, and a
+// child with a handler running past its time limit (exectime.go) is
+// replaced by a fresh one while it drains. `serve --supervise=false`
+// serves in-process, as App.Run, Handler and Serve always do.
+
+// childMaxStack bounds a goroutine's stack in a supervised child (Go's
+// default is 1 GB): an interpreted recursion about 100,000 calls deep
+// ends the child in well under a second instead of after a gigabyte.
+const childMaxStack = 128 << 20
+
+// superviseState is what an App keeps for supervision.
+type superviseState struct {
+	fromMain bool              // Main runs the command line: serve may supervise
+	enabled  bool              // serve --supervise
+	child    *supervisor.Child // set when this process is a supervised child
+	late     atomic.Int64      // handlers running past their limit
+}
+
+// superviseFlags adds serve's flags of crash isolation.
+func (a *App) superviseFlags(fs *flag.FlagSet) {
+	a.sup.enabled = true
+	fs.BoolVar(&a.sup.enabled, "supervise", true,
+		"run the application in a child process, restarted at once if it dies while the socket stays open (false: in this process, for debugging)")
+	fs.DurationVar(&a.cfg.MaxExecutionTime, "max-execution-time", a.cfg.MaxExecutionTime,
+		"answer 503 to a request not answered within `D`, and replace the process when its handler runs on (0: no limit)")
+	fs.Var((*byteSize)(&a.cfg.MemoryLimit), "memory-limit",
+		"memory bound of the supervised process, e.g. 512M, 4G: past it the process ends and is replaced (0: none)")
+}
+
+// serveCommand is the last step of serve: as a supervised child, as the
+// supervisor of one, or in-process.
+func (a *App) serveCommand(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	child, err := supervisor.Current()
+	if err != nil {
+		fmt.Fprintln(stderr, err)
+		return 1
+	}
+	switch {
+	case child != nil:
+		return a.serveChild(ctx, child, stderr)
+	case a.sup.fromMain && a.sup.enabled && supervisor.Supported:
+		return a.supervise(ctx, args, stdout, stderr)
+	}
+	a.Logger().Info("zealgo serving", "addr", a.cfg.Addr, "root", a.cfg.Root)
+	if err := a.ListenAndServe(ctx); err != nil {
+		fmt.Fprintln(stderr, err)
+		return 1
+	}
+	a.Logger().Info("zealgo stopped")
+	return 0
+}
+
+// supervise listens and runs this program's serve with the same
+// arguments in a child process until ctx is done (SIGINT or SIGTERM,
+// which the child receives too: it drains and exits).
+func (a *App) supervise(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	exe, err := os.Executable()
+	if err != nil {
+		fmt.Fprintf(stderr, "zealgo: supervisor: %v\n", err)
+		return 1
+	}
+	ln, err := net.Listen("tcp", a.cfg.Addr)
+	if err != nil {
+		fmt.Fprintf(stderr, "zealgo: listen: %v\n", err)
+		return 1
+	}
+	nats, env, err := a.superviseNATS()
+	if err != nil {
+		ln.Close()
+		fmt.Fprintln(stderr, err)
+		return 1
+	}
+	if nats != nil {
+		defer nats.Shutdown() // after the last child
+	}
+	a.Logger().Info("zealgo supervisor listening", "addr", a.cfg.Addr, "pid", os.Getpid())
+	err = supervisor.Run(ctx, supervisor.Options{
+		Listener:  ln,
+		Logger:    a.Logger(),
+		StopGrace: a.cfg.ShutdownTimeout + 5*time.Second,
+		Command: func() *exec.Cmd {
+			cmd := exec.Command(exe, append([]string{"serve"}, args...)...)
+			cmd.Stdout, cmd.Stderr = stdout, stderr
+			if env != nil {
+				cmd.Env = append(os.Environ(), env...)
+			}
+			return cmd
+		},
+	})
+	var ee *supervisor.ExitError
+	switch {
+	case errors.As(err, &ee): // the child said why
+		return ee.Code
+	case err != nil:
+		fmt.Fprintln(stderr, err)
+		return 1
+	}
+	return 0
+}
+
+// serveChild serves the supervisor's socket until ctx is done (SIGTERM
+// from the supervisor) or the supervisor is gone.
+func (a *App) serveChild(ctx context.Context, c *supervisor.Child, stderr io.Writer) int {
+	if err := supervisor.LimitResources(childMaxStack, a.cfg.MemoryLimit); err != nil {
+		a.Logger().Warn("zealgo: resource limits", "err", err)
+	}
+	a.sup.child = c
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() {
+		select {
+		case <-c.Done():
+			a.Logger().Warn("the supervisor is gone: stopping")
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	if _, err := a.Handler(); err != nil {
+		fmt.Fprintln(stderr, err)
+		return 1
+	}
+	a.Logger().Info("zealgo serving", "addr", a.cfg.Addr, "root", a.cfg.Root, "pid", os.Getpid())
+	c.Ready()
+	if err := a.Serve(ctx, c.Listener()); err != nil {
+		fmt.Fprintln(stderr, err)
+		return 1
+	}
+	a.Logger().Info("zealgo stopped")
+	return 0
+}
+
+// byteSize is a flag of a size in bytes: 1048576, 512K, 64M, 4G.
+type byteSize int64
+
+func (b *byteSize) String() string {
+	n := int64(*b)
+	for _, u := range []struct {
+		s    string
+		size int64
+	}{{"G", 1 << 30}, {"M", 1 << 20}, {"K", 1 << 10}} {
+		if n != 0 && n%u.size == 0 {
+			return strconv.FormatInt(n/u.size, 10) + u.s
+		}
+	}
+	return strconv.FormatInt(n, 10)
+}
+
+func (b *byteSize) Set(s string) error {
+	mult := int64(1)
+	num := strings.TrimSuffix(strings.ToUpper(strings.TrimSpace(s)), "B")
+	if i := len(num) - 1; i > 0 {
+		switch num[i] {
+		case 'K':
+			mult = 1 << 10
+		case 'M':
+			mult = 1 << 20
+		case 'G':
+			mult = 1 << 30
+		}
+		if mult > 1 {
+			num = num[:i]
+		}
+	}
+	n, err := strconv.ParseInt(num, 10, 64)
+	if err != nil || n < 0 || n > (1<<62)/mult {
+		return fmt.Errorf("zealgo: %q is not a size such as 512M or 4G", s)
+	}
+	*b = byteSize(n * mult)
+	return nil
+}
