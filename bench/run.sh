@@ -113,17 +113,22 @@ awk 'BEGIN { for (i = 0; i < 4096; i++) printf "%c", (i % 64 == 63) ? 10 : 97 + 
 
 # --- servers ------------------------------------------------------------------
 ZPORT=$(free_port)
-"$WORK/bin/zbench" serve --root "$ROOT" --addr "127.0.0.1:$ZPORT" --task-workers 2 >"$WORK/zbench.log" 2>&1 &
+"$WORK/bin/zbench" serve --root "$ROOT" --addr "127.0.0.1:$ZPORT" --task-workers 2 --nats off >"$WORK/zbench.log" 2>&1 &
 ZPID=$!; PIDS+=("$ZPID")
-note_cmd "zbench serve --root \$ROOT --addr 127.0.0.1:\$ZPORT --task-workers 2"
+note_cmd "zbench serve --root \$ROOT --addr 127.0.0.1:\$ZPORT --task-workers 2 --nats off"
 # The same server with operations on: Prometheus metrics on their own
 # listener and the access log, JSON, to a file (scenario 1, last row).
 OPORT=$(free_port)
 OMPORT=$(free_port)
-"$WORK/bin/zbench" serve --root "$ROOT" --addr "127.0.0.1:$OPORT" --task-workers 2 --data "$WORK/ops-data" \
+"$WORK/bin/zbench" serve --root "$ROOT" --addr "127.0.0.1:$OPORT" --task-workers 2 --nats off --data "$WORK/ops-data" \
 	--metrics-addr "127.0.0.1:$OMPORT" --access-log --log-format json >"$WORK/zbench-ops.log" 2>&1 &
 OPID=$!; PIDS+=("$OPID")
-note_cmd "zbench serve --root \$ROOT --addr 127.0.0.1:\$OPORT --task-workers 2 --data \$OPS_DATA --metrics-addr 127.0.0.1:\$OMPORT --access-log --log-format json 2>zbench-ops.log"
+note_cmd "zbench serve --root \$ROOT --addr 127.0.0.1:\$OPORT --task-workers 2 --nats off --data \$OPS_DATA --metrics-addr 127.0.0.1:\$OMPORT --access-log --log-format json 2>zbench-ops.log"
+# The same server with tasks on NATS JetStream (the embedded server, serve's default), for scenario 6.
+JPORT=$(free_port)
+"$WORK/bin/zbench" serve --root "$ROOT" --addr "127.0.0.1:$JPORT" --data "$WORK/data-js" --task-workers 2 >"$WORK/zbench-js.log" 2>&1 &
+JPID=$!; PIDS+=("$JPID")
+note_cmd "zbench serve --root \$ROOT --addr 127.0.0.1:\$JPORT --data \$WORK/data-js --task-workers 2   # NATS JetStream, embedded"
 RPORT=$(free_port)
 "$WORK/bin/ref" --addr "127.0.0.1:$RPORT" --root "$ROOT" >"$WORK/ref.log" 2>&1 &
 RPID=$!; PIDS+=("$RPID")
@@ -131,6 +136,7 @@ note_cmd "ref --addr 127.0.0.1:\$RPORT --root \$ROOT"
 wait_port "$ZPORT"
 wait_port "$OPORT"
 wait_port "$RPORT"
+wait_port "$JPORT"
 log "zealgo pid $ZPID port $ZPORT, reference pid $RPID port $RPORT"
 
 DATE=$(date -u '+%Y-%m-%d %H:%M:%S UTC')
@@ -191,11 +197,13 @@ note_cmd "wrk -t$THREADS -c$CONNS -d$DURATION --latency http://127.0.0.1:<port><
 # order swaps every round, so that a change of the machine's load touches
 # both runs of a pair alike; the median of the pairs' ratios is reported.
 # Besides requests/s, each run reads the CPU time the server process used
-# (/proc/<pid>/stat): CPU per request is the cost operations add, and
+# (/proc/<pid>/stat, with its children's): CPU per request is the cost operations add, and
 # depends far less on what else the machine runs than requests/s do.
 OPS_RATIOS=() OPS_CPU_RATIOS=() OPS_CPU=()
 HZ=$(getconf CLK_TCK)
-cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+# The server runs under serve's supervisor: count the supervisor and its
+# children (the serving process); task workers, idle here, are left out.
+cpu_ticks() { awk -v p="$1" '$1 == p || $4 == p {t += $14 + $15} END {print t}' /proc/[0-9]*/stat 2>/dev/null; }
 ops_run() { # port pid -> "requests/s cpu-microseconds-per-request"
 	local t0 t1 out
 	t0=$(cpu_ticks "$2")
@@ -220,19 +228,30 @@ OPS_CPU_MEDIAN=$(printf '%s\n' "${OPS_CPU_RATIOS[@]}" | median)
 note_cmd "wrk -t$THREADS -c$CONNS -d$OPS_DURATION http://127.0.0.1:<port>/api/php/get?a=1&b=two   # $OPS_ROUNDS pairs, operations off and on, order swapped each round"
 
 # --- 6. tasks ---------------------------------------------------------------------
+# The local pool (--nats off) and NATS JetStream side by side, in alternating rounds.
 TASK_NOTE=""
 TASK_STATUS=$(http_status "$ZPORT" /api/bench/task)
-if [ "$TASK_STATUS" = 200 ]; then
-	log "tasks: round trip and burst"
-	wrk -t1 -c8 -d"$WARMUP" "http://127.0.0.1:$ZPORT/api/bench/task" >/dev/null
-	wrk_once task-rt "$ZPORT" /api/bench/task 8 "$DURATION"
-	note_cmd "wrk -t$THREADS -c8 -d$DURATION --latency http://127.0.0.1:\$ZPORT/api/bench/task"
-	BURST=$(http_get "$ZPORT" '/api/bench/taskburst?n=5000')
-	note_cmd "GET http://127.0.0.1:\$ZPORT/api/bench/taskburst?n=5000"
+JS_STATUS=$(http_status "$JPORT" /api/bench/task)
+declare -A BURST
+if [ "$TASK_STATUS" = 200 ] && [ "$JS_STATUS" = 200 ]; then
+	log "tasks: round trip and burst, local pool and JetStream"
+	for port in "$ZPORT" "$JPORT"; do
+		wrk -t1 -c8 -d"$WARMUP" "http://127.0.0.1:$port/api/bench/task" >/dev/null
+	done
+	for round in $(seq 1 "$ROUNDS"); do
+		wrk_once task-rt "$ZPORT" /api/bench/task 8 "$DURATION"
+		wrk_once task-rt-js "$JPORT" /api/bench/task 8 "$DURATION"
+	done
+	note_cmd "wrk -t$THREADS -c8 -d$DURATION --latency http://127.0.0.1:<port>/api/bench/task   # \$ZPORT and \$JPORT, $ROUNDS alternating rounds"
+	BURST[local]=$(http_get "$ZPORT" '/api/bench/taskburst?n=5000')
+	BURST[js]=$(http_get "$JPORT" '/api/bench/taskburst?n=5000')
+	note_cmd "GET http://127.0.0.1:<port>/api/bench/taskburst?n=5000   # \$ZPORT, then \$JPORT"
 else
-	TASK_NOTE="skipped: /api/bench/task answered $TASK_STATUS (tasks not available in this build)"
+	TASK_NOTE="skipped: /api/bench/task answered $TASK_STATUS (local pool) and $JS_STATUS (JetStream) (tasks not available in this build)"
 	log "tasks $TASK_NOTE"
 fi
+kill "$JPID"
+wait "$JPID" 2>/dev/null || true
 
 # --- 4. hot reload ---------------------------------------------------------------
 log "hot reload: $EDITS edits under load"
@@ -354,14 +373,25 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else
 	if [ -n "$TASK_NOTE" ]; then
 		echo "$TASK_NOTE"
 	else
-		echo "2 task worker processes. Round trip: a request dispatches one task"
-		echo "(\`api.App().Server().Task\`) and waits for its result through the finish callback."
+		echo "2 task worker processes, on the local pool (\`--nats off\`: tasks over the workers'"
+		echo "pipes, in memory) and on NATS JetStream (the server embedded by \`serve\`, file store;"
+		echo "the workers pull from it), the same binary and application, in alternating rounds."
+		echo "Round trip: a request dispatches one task (\`api.App().Server().Task\`) and waits for"
+		echo "its result through the finish callback, 8 connections. Burst: 5000 tasks dispatched"
+		echo "at once by one request and awaited."
 		echo
-		echo "| measure | requests/s | p50 | p99 | errors |"
-		echo "|---|---:|---:|---:|---:|"
-		echo "| round trip, 8 connections | ${RPS[task-rt]} | ${P50[task-rt]} ms | ${P99[task-rt]} ms | ${ERRS[task-rt]} |"
+		echo "| engine | round trips/s | p50 | p99 | errors | burst: tasks/s | burst: dispatch of 5000 |"
+		echo "|---|---:|---:|---:|---:|---:|---:|"
+		for e in local js; do
+			id=task-rt; name="local pool"
+			[ "$e" = js ] && id=task-rt-js && name="NATS JetStream"
+			b=${BURST[$e]}
+			ps=$(sed -n 's/.*"per_second":\([0-9.]*\).*/\1/p' <<<"$b" | awk '{printf "%.0f", $1}')
+			dm=$(sed -n 's/.*"dispatch_ms":\([0-9.]*\).*/\1/p' <<<"$b")
+			echo "| $name | ${RPS[$id]} | ${P50[$id]} ms | ${P99[$id]} ms | ${ERRS[$id]} | ${ps:--} | ${dm:--} ms |"
+		done
 		echo
-		echo "Throughput, 5000 tasks dispatched at once and awaited: \`$BURST\`"
+		echo "Burst answers: local \`${BURST[local]}\`; JetStream \`${BURST[js]}\`"
 	fi
 	echo
 	echo "## 7. A shared package imported by every handler"
@@ -407,7 +437,8 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else
 		IFS='|' read -r id _ server _ path _ _ <<<"$row"
 		echo "- $server \`$path\`: ${RAW[$id]}"
 	done
-	[ -z "$TASK_NOTE" ] && echo "- task round trip: ${RAW[task-rt]}"
+	[ -z "$TASK_NOTE" ] && echo "- task round trip, local pool: ${RAW[task-rt]}" &&
+		echo "- task round trip, NATS JetStream: ${RAW[task-rt-js]}"
 	echo
 	echo "## Commands"
 	echo

@@ -23,7 +23,7 @@ func (a *App) registerReadyAliases() {
 	a.aliases["request-id"] = aliasRequestID
 	a.aliases["cors"] = aliasCORS
 	a.aliases["body-limit"] = aliasBodyLimit
-	a.aliases["rate-limit"] = aliasRateLimit
+	a.aliases["rate-limit"] = a.aliasRateLimit
 	a.aliases["basic-auth"] = a.aliasBasicAuth
 	a.aliases["gzip"] = aliasGzip
 	a.aliases["timeout"] = aliasTimeout
@@ -120,7 +120,10 @@ func (b tooLargeBody) Read(p []byte) (int, error) {
 
 func (b tooLargeBody) Close() error { return b.rc.Close() }
 
-func aliasRateLimit(args ...string) (func(http.Handler) http.Handler, error) {
+// aliasRateLimit limits requests per client address: in this process
+// (Echo's token bucket), or, when several instances share NATS, across
+// all of them (sharedRateStore, counter.go).
+func (a *App) aliasRateLimit(args ...string) (func(http.Handler) http.Handler, error) {
 	if err := wantArgs("rate-limit", args, 1, 2); err != nil {
 		return nil, err
 	}
@@ -134,8 +137,11 @@ func aliasRateLimit(args ...string) (func(http.Handler) http.Handler, error) {
 			return nil, fmt.Errorf("rate-limit: burst %q is not a positive whole number", args[1])
 		}
 	}
-	store := middleware.NewRateLimiterMemoryStoreWithConfig(middleware.RateLimiterMemoryStoreConfig{
-		Rate: rate.Limit(per), Burst: burst})
+	var store middleware.RateLimiterStore = middleware.NewRateLimiterMemoryStoreWithConfig(
+		middleware.RateLimiterMemoryStoreConfig{Rate: rate.Limit(per), Burst: burst})
+	if c := a.sharedCounter(); c != nil {
+		store = newSharedRateStore(c, a.Logger(), args, per, burst)
+	}
 	return EchoMiddleware(middleware.RateLimiterWithConfig(middleware.RateLimiterConfig{
 		Store: store,
 		DenyHandler: func(c echo.Context, _ string, _ error) error {

@@ -128,6 +128,11 @@ func (a *API) Context() context.Context { return a.r.Context() }
 // response header and written in the log.
 func (a *API) RequestID() string { return requestID(a.r) }
 
+// Task dispatches t as App().Server().Task does, with the request's id
+// attached: the task sees it in TaskInfo.RequestID and its log records
+// carry it as request_id.
+func (a *API) Task(t Task) (int64, error) { return a.app.server.TaskContext(a.r.Context(), t) }
+
 // String returns the input value name as a string, or "" if it is absent.
 func (a *API) String(name string) string {
 	switch v := a.input()[name].(type) {

@@ -39,8 +39,9 @@ type App struct {
 	tasks        taskpool.Engine // the task engine, started by startTasks (task.go)
 	lifecycle    lifecycle       // OnStart and OnStop hooks
 	provided     map[reflect.Type]reflect.Value
-	db           dbState  // the database pool (db.go)
-	ops          opsState // health, metrics, tracing, access log (ops.go)
+	db           dbState   // the database pool (db.go)
+	nats         natsState // NATS JetStream, when used (nats.go)
+	ops          opsState  // health, metrics, tracing, access log (ops.go)
 	throttleOnce sync.Once
 	throttleMem  *memoryThrottle // the default ThrottleStore (throttle.go)
 
@@ -121,7 +122,10 @@ func (a *App) Symbols(s interp.Exports) {
 // time, in the order tasks finish, from a goroutine of their own; result
 // is the task's return value as JSON decodes it, except that a whole
 // number that fits arrives as an int64 (other numbers as float64); err is
-// a *TaskError.
+// a *TaskError. On NATS JetStream (Config.NATS) the end is acknowledged
+// when f returns, and f runs on the goroutine that reads the ends: an end
+// that f was given when the process died is given again after its
+// restart, so f should be idempotent (keyed by id), and quick.
 func (a *App) OnTaskFinish(f func(id int64, result any, err error)) {
 	a.mustConfigure()
 	a.onTaskFinish = f
@@ -162,7 +166,7 @@ func (a *App) init() error {
 	return a.initErr
 }
 
-func (a *App) setup() error {
+func (a *App) setup() (err error) {
 	a.started = true
 	if err := a.prepare(); err != nil {
 		return err
@@ -170,13 +174,20 @@ func (a *App) setup() error {
 	if err := a.setupOps(); err != nil { // metrics and tracing (ops.go)
 		return err
 	}
+	if err := a.startNATS(); err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			a.closeNATS()
+		}
+	}()
 	if err := a.openDB(true); err != nil {
 		return err
 	}
 	if err := a.lifecycle.start(a); err != nil {
 		return err
 	}
-	var err error
 	if err := a.setupEdge(); err != nil {
 		return err
 	}
@@ -287,8 +298,9 @@ func (a *App) ListenAndServe(ctx context.Context) error {
 // Config.ShutdownTimeout, stops watching files and closes the database. It does not stop a
 // server started by Serve; cancel its context instead.
 func (a *App) Close() error {
-	defer a.closeOps()
-	defer a.closeDB() // after the OnStop hooks, which may still use it
+	defer a.closeOps()  // after NATS and the tasks: flushes their last spans
+	defer a.closeNATS() // last: the task engine and the sessions use it
+	defer a.closeDB()   // after the OnStop hooks, which may still use it
 	defer a.lifecycle.stop()
 	a.closeTasks()
 	_ = a.sessions.Close()

@@ -25,6 +25,8 @@ import (
 //	routes  list the endpoints and pages with their methods
 //	migrate run the .sql files under migrations/ that have not run (takes
 //	        --data and --db as serve does)
+//	nats    run the embedded NATS server alone (--addr, --data), for
+//	        several instances on one machine
 //	new     zealgo new DIR [--module PATH]: write a new application into a
 //	        missing or empty DIR, with a go.mod requiring this zealgo (and
 //	        replacing it with the source checkout it was built from, or
@@ -61,6 +63,13 @@ import (
 //	--trusted-origins L   origins allowed to send unsafe cross-origin requests
 //	--trusted-proxies L   CIDRs of proxies whose X-Forwarded-* are believed
 //	--frame-ancestors S   CSP frame-ancestors (default 'none'; "" for none)
+//	--nats URL            NATS JetStream for tasks: embedded (the default),
+//	                      off, or nats://[token@]host:port of a server that
+//	                      several instances share (NATSConfig)
+//	--instance NAME       this instance's name on NATS (default kept in
+//	                      <data>/instance)
+//	--task-ack-wait D, --task-max-deliver N   redelivery of tasks on NATS
+//	--session-store S     file, redis or nats (SessionConfig.Store)
 //	--max-execution-time D  answer 503 to a request not answered within D
 //	                      (default 30s; 0: no limit), and replace the
 //	                      process when its handler runs on
@@ -79,7 +88,8 @@ import (
 // command line wins over its variable. The environment variables
 // ZEALGO_SESSION_SECRET (SessionSecretEnv),
 // ZEALGO_SESSION_REDIS (SessionRedisEnv), ZEALGO_BASIC_AUTH
-// (BasicAuthEnv) and ZEALGO_DB (DBEnv) are read at start-up. For the
+// (BasicAuthEnv), ZEALGO_DB (DBEnv) and ZEALGO_NATS (NATSEnv) are read
+// at start-up. For the
 // session store and the database, a flag wins over what the application's
 // main set in Config, which wins over the environment.
 func Main(app *App) {
@@ -168,7 +178,7 @@ func (a *App) cmdServe(ctx context.Context, args []string, stdout, stderr io.Wri
 	fs.IntVar(&a.cfg.TaskWorkerNum, "task-workers", a.cfg.TaskWorkerNum, "number of task worker processes")
 	fs.BoolVar(&a.cfg.TaskEnableCoroutine, "task-coroutine", a.cfg.TaskEnableCoroutine, "run each task in its own goroutine")
 	fs.BoolVar(&a.cfg.Dev, "dev", a.cfg.Dev, "development mode: show compile errors with source in pages")
-	applyDB := a.dbFlag(fs)
+	applyDB, applyNATS := a.dbFlag(fs), a.natsFlags(fs)
 	a.opsFlags(fs) // flags_env.go
 	a.superviseFlags(fs)
 	a.edgeFlags(fs) // --max-body, --body-timeout, --write-timeout, --trusted-origins, --trusted-proxies, --frame-ancestors
@@ -176,6 +186,7 @@ func (a *App) cmdServe(ctx context.Context, args []string, stdout, stderr io.Wri
 		return 2
 	}
 	applyDB()
+	applyNATS()
 	// Set only when given: its default would show a URL set in code, and
 	// its password, in the help text.
 	redisSet := false

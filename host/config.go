@@ -139,6 +139,9 @@ type Config struct {
 	Logger *slog.Logger
 	// Session configures sessions: secret, cookie, lifetime and store.
 	Session SessionConfig
+	// NATS configures NATS JetStream, which carries the tasks durably
+	// and, shared by several instances, their sessions and rate limits.
+	NATS NATSConfig
 	// BasicAuth maps user names to passwords for the basic-auth middleware
 	// alias, besides the pairs in the ZEALGO_BASIC_AUTH environment variable.
 	BasicAuth map[string]string

@@ -22,8 +22,8 @@ func flagEnv(name string) string {
 
 // envOwnFlags are the flags whose variable the application reads itself,
 // after Config: a flag wins over Config, which wins over the variable
-// (DBEnv, SessionRedisEnv). parseFlags does not set them from it.
-var envOwnFlags = map[string]bool{"db": true, "session-redis": true}
+// (DBEnv, SessionRedisEnv, NATSEnv). parseFlags does not set them from it.
+var envOwnFlags = map[string]bool{"db": true, "session-redis": true, "nats": true}
 
 // parseFlags sets every flag of fs from its environment variable (when
 // set and not empty), then parses args, whose flags win. The help text

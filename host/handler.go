@@ -72,6 +72,7 @@ const (
 	argGoContext
 	argDB // the application's *sql.DB (db.go)
 	argProvided
+	argTaskInfo // a task's *TaskInfo (task_worker.go); tasks only
 )
 
 var (

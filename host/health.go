@@ -57,7 +57,8 @@ func (a *App) answerHealth(w http.ResponseWriter, r *http.Request, status int, b
 }
 
 // readiness runs the readiness checks: the server is not draining, the
-// database answers a ping, the task backend (if any) is ready. Each
+// database answers a ping, NATS (if used) is connected, the task backend
+// (if any) is ready. Each
 // check reads "ok" or what is wrong in a word; the reasons go to the log
 // when a check changes.
 func (a *App) readiness(ctx context.Context) (int, map[string]any) {
@@ -69,6 +70,13 @@ func (a *App) readiness(ctx context.Context) (int, map[string]any) {
 	defer cancel()
 	if pool := a.db.pool; pool != nil {
 		checks["database"] = a.check("database", pool.PingContext(ctx))
+	}
+	if c := a.nats.conn; c != nil { // tasks and sessions on NATS (nats.go)
+		var err error
+		if !c.NC.IsConnected() {
+			err = errors.New("zealgo: nats: " + c.NC.Status().String())
+		}
+		checks["nats"] = a.check("nats", err)
 	}
 	if a.tasks.Started() { // the local worker pool: ready while a worker runs (taskpool.Readiness)
 		checks["tasks"] = a.check("tasks", a.tasks.Ready(ctx))

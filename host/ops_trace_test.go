@@ -28,7 +28,13 @@ import (
 // carry that trace id and the producer span as parent. The access log
 // carries the trace id as well. A request without tracing headers starts
 // a trace of its own.
-func TestTracingIntoTasks(t *testing.T) {
+func TestTracingIntoTasks(t *testing.T) { testTracingIntoTasks(t) }
+
+// TestTracingIntoTasksOnNATS: the same with the tasks on the embedded
+// NATS JetStream, which carries the trace context in its task messages.
+func TestTracingIntoTasksOnNATS(t *testing.T) { testTracingIntoTasks(t, natsOpts(host.NATSEmbedded)) }
+
+func testTracingIntoTasks(t *testing.T, opts ...host.Option) {
 	exp := tracetest.NewInMemoryExporter()
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp))
 	t.Cleanup(func() { _ = tp.Shutdown(t.Context()) })
@@ -39,7 +45,7 @@ func TestTracingIntoTasks(t *testing.T) {
 			"\treturn map[string]any{\"id\": id}, err\n}\n",
 		"task/note.go": taskFile("note", "\"context\"\n\"log/slog\"",
 			`func(ctx context.Context, s string) any { slog.InfoContext(ctx, "noted in the task", "s", s); return s }`),
-	}, 1, true, host.WithTracerProvider(tp), host.WithAccessLog(true))
+	}, 1, true, append([]host.Option{host.WithTracerProvider(tp), host.WithAccessLog(true)}, opts...)...)
 
 	const traceID, parentID = "4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7"
 	req, _ := http.NewRequest("GET", ta.srv.URL+"/api/jobs/start", nil)

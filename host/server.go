@@ -45,8 +45,24 @@ func (s *Server) Addr() string {
 // a struct, ...), and the finish callback receives the result as
 // encoding/json decodes it into an any (map[string]any, []any, float64,
 // string, bool or nil).
+//
+// Server.Task knows of no request: in a handler, prefer API.Task, which
+// sends the request's id along with the task (TaskInfo.RequestID in the
+// task, request_id in its log records).
 func (s *Server) Task(t Task) (int64, error) {
 	return s.app.dispatchTask(context.Background(), t)
+}
+
+// TaskContext is Task with a context: when ctx is a request's (API.Context,
+// or r.Context() in middleware), the request's id travels with the task;
+// with tracing on (ops.go), so does its trace: the task runs in its worker
+// in a span that is a child of the request's, and the worker's log records
+// about the task carry the trace id.
+// Neither ctx's deadline nor its cancellation (a client that went away)
+// cuts the dispatch short: the wait for the task engine to accept the
+// task (on NATS, until JetStream has stored it) is bounded by 10s.
+func (s *Server) TaskContext(ctx context.Context, t Task) (int64, error) {
+	return s.app.dispatchTask(ctx, t)
 }
 
 // TaskWorkerPIDs returns the process ids of the running task workers, in

@@ -2,10 +2,12 @@ package host
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"time"
 
+	"github.com/zealgo/zealgo/internal/natskv"
 	"github.com/zealgo/zealgo/internal/sessionstore"
 )
 
@@ -47,8 +49,15 @@ type SessionConfig struct {
 	// <DataDir>/sessions.
 	Redis string
 	// Backend keeps sessions in a store of the application's own; it wins
-	// over Redis.
+	// over Redis and Store.
 	Backend SessionBackend
+	// Store picks the session store: "file" (under <DataDir>/sessions),
+	// "redis" (at Redis, which must be set) or "nats" (a key-value bucket
+	// of NATS JetStream, Config.NATS, which the embedded server provides
+	// too). The serve flag --session-store sets it. Default "": Redis
+	// when it is set, else NATS when Config.NATS names a server that
+	// several instances may share (a nats:// URL), else files.
+	Store string
 }
 
 // SessionBackend keeps encoded sessions on the server by id. Load returns
@@ -79,8 +88,9 @@ func WithSessionBackend(b SessionBackend) Option {
 }
 
 // newSessionManager checks the session configuration at start-up and
-// makes the session engine: the application's own backend, else Redis,
-// else files under <DataDir>/sessions. The secret and the session
+// makes the session engine on the store that SessionConfig picks: the
+// application's own backend, Redis, NATS key-value or files under
+// <DataDir>/sessions (sessionBackend). The secret and the session
 // directory are made on first use.
 func (a *App) newSessionManager() (*sessionstore.Manager, error) {
 	cfg := a.cfg.Session
@@ -94,20 +104,9 @@ func (a *App) newSessionManager() (*sessionstore.Manager, error) {
 	if cfg.Redis == "" && cfg.Backend == nil {
 		cfg.Redis, redisFrom = os.Getenv(SessionRedisEnv), SessionRedisEnv
 	}
-	var backend sessionstore.Backend
-	owned := true // made here, so closed here if the engine refuses it
-	switch {
-	case cfg.Backend != nil:
-		backend, owned = cfg.Backend, false
-	case cfg.Redis != "":
-		b, err := sessionstore.NewRedisBackend(cfg.Redis, redisFrom)
-		if err != nil {
-			return nil, err
-		}
-		a.log.Info("zealgo: sessions kept in Redis", "addr", b.Addr(), "from", redisFrom)
-		backend = b
-	default:
-		backend = sessionstore.NewFileBackend(filepath.Join(a.cfg.DataDir, "sessions"))
+	backend, owned, err := a.sessionBackend(cfg, redisFrom)
+	if err != nil {
+		return nil, err
 	}
 	m, err := sessionstore.New(sessionstore.Config{
 		Backend: a.countSessionErrors(backend), Secret: cfg.Secret, SecretFile: filepath.Join(a.cfg.DataDir, "session.secret"),
@@ -118,4 +117,50 @@ func (a *App) newSessionManager() (*sessionstore.Manager, error) {
 		_ = sessionstore.CloseBackend(backend)
 	}
 	return m, err
+}
+
+// sessionBackend makes the session store that cfg picks (SessionConfig.Store);
+// owned is false for the application's own, which it closes itself.
+func (a *App) sessionBackend(cfg SessionConfig, redisFrom string) (b sessionstore.Backend, owned bool, err error) {
+	store := cfg.Store
+	switch {
+	case cfg.Backend != nil:
+		return cfg.Backend, false, nil
+	case store == "" && cfg.Redis != "":
+		store = "redis"
+	case store == "" && a.nats.shared:
+		store = "nats"
+	}
+	switch store {
+	case "", "file":
+		return sessionstore.NewFileBackend(filepath.Join(a.cfg.DataDir, "sessions")), true, nil
+	case "redis":
+		if cfg.Redis == "" {
+			return nil, false, fmt.Errorf("zealgo: session store redis: set Config.Session.Redis, --session-redis or %s", SessionRedisEnv)
+		}
+		rb, err := sessionstore.NewRedisBackend(cfg.Redis, redisFrom)
+		if err != nil {
+			return nil, false, err
+		}
+		a.log.Info("zealgo: sessions kept in Redis", "addr", rb.Addr(), "from", redisFrom)
+		return rb, true, nil
+	case "nats":
+		return a.natsSessions(cfg)
+	}
+	return nil, false, fmt.Errorf("zealgo: session store %q: want file, redis or nats", cfg.Store)
+}
+
+// natsSessions keeps sessions in the NATS key-value bucket zealgo_sessions.
+func (a *App) natsSessions(cfg SessionConfig) (sessionstore.Backend, bool, error) {
+	if a.nats.conn == nil {
+		return nil, false, fmt.Errorf("zealgo: session store nats: NATS is off; set --nats (or %s) to %s or a nats:// URL", NATSEnv, NATSEmbedded)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	s, err := natskv.OpenSessions(ctx, a.nats.conn.JS, natskv.SessionConfig{MaxTTL: max(cfg.MaxAge, 30*24*time.Hour)})
+	if err != nil {
+		return nil, false, err
+	}
+	a.log.Info("zealgo: sessions kept in NATS key-value", "bucket", "zealgo_sessions", "server", redactNATS(a.nats.url))
+	return sessionstore.NewNATSBackend(s), true, nil
 }

@@ -87,6 +87,15 @@ func (a *App) supervise(ctx context.Context, args []string, stdout, stderr io.Wr
 		fmt.Fprintf(stderr, "zealgo: listen: %v\n", err)
 		return 1
 	}
+	nats, env, err := a.superviseNATS()
+	if err != nil {
+		ln.Close()
+		fmt.Fprintln(stderr, err)
+		return 1
+	}
+	if nats != nil {
+		defer nats.Shutdown() // after the last child
+	}
 	a.Logger().Info("zealgo supervisor listening", "addr", a.cfg.Addr, "pid", os.Getpid())
 	err = supervisor.Run(ctx, supervisor.Options{
 		Listener:  ln,
@@ -95,6 +104,9 @@ func (a *App) supervise(ctx context.Context, args []string, stdout, stderr io.Wr
 		Command: func() *exec.Cmd {
 			cmd := exec.Command(exe, append([]string{"serve"}, args...)...)
 			cmd.Stdout, cmd.Stderr = stdout, stderr
+			if env != nil {
+				cmd.Env = append(os.Environ(), env...)
+			}
 			return cmd
 		},
 	})

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/zealgo/zealgo/internal/taskpool"
 	"github.com/zealgo/zealgo/internal/taskproto"
@@ -38,12 +39,16 @@ var (
 	// that follows the cancelling of its context at the shutdown deadline
 	// ran out.
 	ErrTaskShutdown = errors.New("zealgo: task cut short by shutdown")
+	// ErrTaskDeliveries: on NATS JetStream, the task was delivered
+	// NATSConfig.MaxDeliver times without finishing: its workers died or
+	// stalled each time.
+	ErrTaskDeliveries = errors.New("zealgo: task delivered too many times")
 )
 
 // TaskError is the error a finish callback receives for a task that did
 // not complete. Kind is one of ErrTaskFailed, ErrTaskPanicked,
-// ErrTaskArgs, ErrTaskLoad, ErrTaskResult, ErrWorkerExited and
-// ErrTaskShutdown, and errors.Is matches it. An error returned by a task
+// ErrTaskArgs, ErrTaskLoad, ErrTaskResult, ErrWorkerExited,
+// ErrTaskShutdown and ErrTaskDeliveries, and errors.Is matches it. An error returned by a task
 // func crosses the process boundary as its text only.
 type TaskError struct {
 	ID      int64  // the task id Server.Task returned
@@ -66,6 +71,7 @@ var taskFailKinds = map[string]error{
 	taskproto.FailError: ErrTaskFailed, taskproto.FailPanic: ErrTaskPanicked, taskproto.FailArgs: ErrTaskArgs,
 	taskproto.FailLoad: ErrTaskLoad, taskproto.FailResult: ErrTaskResult,
 	taskproto.FailExited: ErrWorkerExited, taskproto.FailShutdown: ErrTaskShutdown,
+	taskproto.FailDeliveries: ErrTaskDeliveries,
 }
 
 // taskError is the TaskError of a failed outcome.
@@ -77,8 +83,9 @@ func taskError(o taskpool.Outcome) *TaskError {
 	return &TaskError{ID: o.ID, Handler: o.Handler, Kind: kind, Msg: o.Err}
 }
 
-// startTasks starts the task engine (App.tasks) over local worker
-// processes, if the application has any.
+// startTasks starts the task engine (App.tasks), if the application has
+// task workers: on NATS JetStream when it uses NATS (nats.go), else over
+// local worker processes alone.
 func (a *App) startTasks() error {
 	switch n := a.cfg.TaskWorkerNum; {
 	case n < 0:
@@ -86,13 +93,36 @@ func (a *App) startTasks() error {
 	case n == 0:
 		return nil
 	}
-	pool := taskpool.New(taskpool.Config{Workers: a.cfg.TaskWorkerNum, Coroutine: a.cfg.TaskEnableCoroutine,
+	pc := taskpool.Config{Workers: a.cfg.TaskWorkerNum, Coroutine: a.cfg.TaskEnableCoroutine,
 		Command: a.cfg.WorkerCommand, Log: a.Logger(), Worker: taskproto.WorkerConfig{Root: a.dirs.root,
-			DataDir: a.cfg.DataDir, Dev: a.cfg.Dev, Debounce: a.cfg.ReloadDebounce, DB: a.dbURL()}})
-	if err := a.tasks.Start(pool, a.observeTaskFinish(a.finishTask), a.Logger()); err != nil { // task_ops.go
+			DataDir: a.cfg.DataDir, Dev: a.cfg.Dev, Debounce: a.cfg.ReloadDebounce, DB: a.dbURL()}}
+	var b taskpool.Backend = taskpool.New(pc)
+	if a.nats.conn != nil {
+		b = taskpool.NewJetStream(a.jetStreamConfig(pc))
+	}
+	if err := a.tasks.Start(b, a.observeTaskFinish(a.finishTask), a.Logger()); err != nil { // task_ops.go
 		return fmt.Errorf("zealgo: task workers: %w", err)
 	}
 	return nil
+}
+
+// queueConcurrency is how many tasks a worker process pulls from
+// JetStream at once in coroutine mode.
+const queueConcurrency = 64
+
+// jetStreamConfig configures the task engine on NATS JetStream: the
+// worker processes of pc pull from it, with the URL and token the server
+// is reached with, and get three quarters of the shutdown timeout to
+// finish their running tasks.
+func (a *App) jetStreamConfig(pc taskpool.Config) taskpool.JetStreamConfig {
+	conc := 1
+	if a.cfg.TaskEnableCoroutine {
+		conc = queueConcurrency
+	}
+	return taskpool.JetStreamConfig{Pool: pc, JS: a.nats.conn.JS, MaxPayload: a.nats.conn.NC.MaxPayload(),
+		Instance: a.nats.instance, Queue: taskproto.QueueConfig{URL: a.nats.url, Token: a.nats.token,
+			AckWait: a.cfg.NATS.AckWait, MaxDeliver: a.cfg.NATS.MaxDeliver, Concurrency: conc,
+			Grace: a.cfg.ShutdownTimeout * 3 / 4}}
 }
 
 // stopTasks shuts the task engine down once, waiting for running tasks
@@ -106,7 +136,11 @@ func (a *App) closeTasks() {
 	a.stopTasks(ctx)
 }
 
-// dispatchTask is Server.Task and Server.TaskContext.
+// dispatchTimeout bounds the wait for the engine to accept a task.
+const dispatchTimeout = 10 * time.Second
+
+// dispatchTask is Server.Task and Server.TaskContext: the id of the
+// request whose context ctx is, if any, travels with the task.
 func (a *App) dispatchTask(ctx context.Context, t Task) (int64, error) {
 	if !a.tasks.Started() {
 		if a.cfg.TaskWorkerNum == 0 {
@@ -128,7 +162,13 @@ func (a *App) dispatchTask(ctx context.Context, t Task) (int64, error) {
 	if err != nil {
 		return 0, fmt.Errorf("zealgo: task %s: %w", t.Handler, err)
 	}
-	id, err := a.tasks.DispatchObserved(t.Handler, args, nil, a.dispatching(ctx)) // metrics and trace (task_ops.go)
+	var meta map[string]string
+	if st, _ := ctx.Value(stateKey{}).(*reqState); st != nil {
+		meta = map[string]string{taskpool.MetaRequestID: st.id}
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), dispatchTimeout)
+	defer cancel()
+	id, err := a.tasks.DispatchObserved(ctx, t.Handler, args, meta, a.dispatching(ctx)) // metrics and trace (task_ops.go)
 	if errors.Is(err, taskpool.ErrStopped) {
 		return 0, ErrTasksStopped
 	}

@@ -17,14 +17,6 @@ import (
 // that travels with them from the request that dispatched them to the
 // worker that runs them.
 
-// TaskContext is Task with the caller's context, normally the request's
-// (api.Context()): with tracing on, the task runs in its worker in a span
-// that is a child of the caller's, and the worker's log records about the
-// task carry the trace id.
-func (s *Server) TaskContext(ctx context.Context, t Task) (int64, error) {
-	return s.app.dispatchTask(ctx, t)
-}
-
 // dispatching returns the engine's observer of a task about to be handed
 // to the backend (taskpool.Engine.DispatchObserved), or nil when there is
 // nothing to observe: it counts the task and gives it the caller's trace

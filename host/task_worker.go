@@ -124,11 +124,16 @@ func (ws *workerSide) Run(ctx context.Context, c taskpool.Call) taskpool.Result 
 
 // callTask loads the task file and runs its func with the call's
 // arguments. It returns the JSON-encoded result, or the failure class and
-// the error.
+// the error. Its log records carry the task's id and name, and the id of
+// the request that dispatched it.
 func (a *App) callTask(ctx context.Context, cache *interp.Cache[*taskFunc], c taskpool.Call) (res taskpool.Result) {
 	fail := func(class string, err error) taskpool.Result { return taskpool.Result{Fail: class, Err: err} }
 	if !validName(c.Task) {
 		return fail(taskproto.FailLoad, fmt.Errorf("%q is no task name", c.Task))
+	}
+	info := newTaskInfo(a.log, c)
+	if info.Delivery > 1 {
+		info.Log.Info("task delivered again", "delivery", info.Delivery)
 	}
 	tf, err := cache.Get(filepath.Join(a.dirs.task, c.Task+".go"))
 	if err != nil {
@@ -137,7 +142,7 @@ func (a *App) callTask(ctx context.Context, cache *interp.Cache[*taskFunc], c ta
 		}
 		return fail(taskproto.FailLoad, err)
 	}
-	in, err := tf.args(ctx, c.Args)
+	in, err := tf.args(ctx, info, c.Args)
 	if err != nil {
 		return fail(taskproto.FailArgs, err)
 	}
@@ -145,7 +150,7 @@ func (a *App) callTask(ctx context.Context, cache *interp.Cache[*taskFunc], c ta
 		if p := recover(); p != nil {
 			pi := recovered(p)
 			attrs := []any{"id", c.ID}
-			if rid := c.Meta["request_id"]; rid != "" {
+			if rid := c.Meta[taskpool.MetaRequestID]; rid != "" {
 				attrs = append(attrs, "request_id", rid)
 			}
 			attrs = append(attrs, "file", tf.rel, "panic", pi.desc, "stack", pi.stack())
@@ -164,6 +169,45 @@ func (a *App) callTask(ctx context.Context, cache *interp.Cache[*taskFunc], c ta
 	return taskpool.Result{Value: out}
 }
 
+// TaskInfo describes the task being run, to a task func that declares a
+// parameter of type *host.TaskInfo (not counted among the positional
+// arguments):
+//
+//	var report = func(info *host.TaskInfo, month string) any {
+//		info.Log.Info("building the report", "month", month)
+//		return map[string]any{"delivery": info.Delivery}
+//	}
+type TaskInfo struct {
+	// ID is the task's id, as Server.Task returned it.
+	ID int64
+	// Handler is the task, "/task/<name>".
+	Handler string
+	// RequestID is the id of the request that dispatched the task
+	// (API.Task, Server.TaskContext); "" when none did.
+	RequestID string
+	// Delivery is 1 on the task's first run. On NATS JetStream, where
+	// delivery is at least once, it is more when the task runs again
+	// because the worker of an earlier run died or stalled: a task with
+	// effects that must not happen twice can look here.
+	Delivery int
+	// Log is the worker's logger with the task's id and name and the
+	// request's id attached (task_id, task, request_id).
+	Log *slog.Logger
+}
+
+var typeTaskInfo = reflect.TypeOf((*TaskInfo)(nil))
+
+// newTaskInfo describes call c, with a logger that names it.
+func newTaskInfo(log *slog.Logger, c taskpool.Call) *TaskInfo {
+	info := &TaskInfo{ID: c.ID, Handler: "/task/" + c.Task, RequestID: c.Meta[taskpool.MetaRequestID], Delivery: max(c.Delivery, 1)}
+	attrs := []any{"task_id", c.ID, "task", info.Handler}
+	if info.RequestID != "" {
+		attrs = append(attrs, "request_id", info.RequestID)
+	}
+	info.Log = log.With(attrs...)
+	return info
+}
+
 // taskFunc is the func of a task file, with how to fill its parameters.
 type taskFunc struct {
 	rel, name  string
@@ -174,10 +218,11 @@ type taskFunc struct {
 	positional []reflect.Type // the types of the positional parameters
 }
 
-// taskParam is one parameter: injected (context.Context, *host.App, *sql.DB, a
-// provided type) or the next positional argument.
+// taskParam is one parameter: injected (context.Context, *host.App,
+// *host.TaskInfo, *sql.DB, a provided type) or the next positional
+// argument.
 type taskParam struct {
-	kind   argKind // argGoContext, argApp, argProvided, or argZero: positional
+	kind   argKind // argGoContext, argApp, argTaskInfo, argProvided, or argZero: positional
 	inject reflect.Value
 }
 
@@ -223,20 +268,21 @@ func (a *App) analyzeTask(prog *interp.Program, rel string) (*taskFunc, error) {
 	for i := 0; i < t.NumIn(); i++ {
 		pt := t.In(i)
 		var p taskParam
-		switch kindOf(pt) {
-		case argGoContext:
+		pv, provided := a.provided[pt]
+		switch kind := kindOf(pt); {
+		case kind == argGoContext:
 			p.kind = argGoContext
-		case argApp:
+		case kind == argApp:
 			p.kind, p.inject = argApp, reflect.ValueOf(a)
-		case argDB:
+		case kind == argDB:
 			p.kind, p.inject = argProvided, reflect.ValueOf(a.db.pool)
+		case pt == typeTaskInfo:
+			p.kind = argTaskInfo
+		case provided:
+			p.kind, p.inject = argProvided, pv
 		default:
-			if pv, ok := a.provided[pt]; ok {
-				p.kind, p.inject = argProvided, pv
-			} else {
-				tf.positional = append(tf.positional, pt)
-				tf.varArgs = tf.variadic && i == t.NumIn()-1
-			}
+			tf.positional = append(tf.positional, pt)
+			tf.varArgs = tf.variadic && i == t.NumIn()-1
 		}
 		tf.params = append(tf.params, p)
 	}
@@ -245,7 +291,7 @@ func (a *App) analyzeTask(prog *interp.Program, rel string) (*taskFunc, error) {
 
 // args converts the JSON arguments to the func's parameter types
 // (taskproto.DecodeArgs) and adds the injected parameters.
-func (tf *taskFunc) args(ctx context.Context, raw json.RawMessage) ([]reflect.Value, error) {
+func (tf *taskFunc) args(ctx context.Context, info *TaskInfo, raw json.RawMessage) ([]reflect.Value, error) {
 	pos, err := taskproto.DecodeArgs(raw, tf.name, tf.positional, tf.varArgs)
 	if err != nil {
 		return nil, err
@@ -255,6 +301,8 @@ func (tf *taskFunc) args(ctx context.Context, raw json.RawMessage) ([]reflect.Va
 		switch p.kind {
 		case argGoContext:
 			in = append(in, reflect.ValueOf(ctx))
+		case argTaskInfo:
+			in = append(in, reflect.ValueOf(info))
 		case argApp, argProvided:
 			in = append(in, p.inject)
 		default:

@@ -32,7 +32,10 @@ func (t *Tasks) Finish(id int64, result any, err error) {
 	if err != nil {
 		result = "error: " + err.Error()
 	}
-	t.ch(id) <- result
+	select {
+	case t.ch(id) <- result:
+	default: // handed over twice (at least once on NATS): the first counts
+	}
 }
 
 // Wait returns the result of task id once it has finished, and false if

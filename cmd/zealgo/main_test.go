@@ -287,7 +287,8 @@ func isWorker(pid int) bool {
 }
 
 // TestServeTaskWorkers runs `zealgo serve --task-workers 2
-// --task-coroutine=false` as a real process: a handler dispatches a task
+// --task-coroutine=false --nats off` (the local pool, whose ids count
+// from 1) as a real process: a handler dispatches a task
 // and gets its id, the default finish callback logs the result, the two
 // workers are children of the server, and SIGTERM to the server leaves
 // none behind.
@@ -306,7 +307,7 @@ func TestServeTaskWorkers(t *testing.T) {
 }
 `,
 	})
-	cmd, base, logs := serve(t, root, "--task-workers", "2", "--task-coroutine=false")
+	cmd, base, logs := serve(t, root, "--task-workers", "2", "--task-coroutine=false", "--nats", "off")
 	server := supervisedPID(t, cmd.Process.Pid) // serve's supervisor runs the server (crash_test.go)
 	var workers []int
 	t.Cleanup(func() {

@@ -18,9 +18,9 @@ import (
 // idBlock is how many task ids one message on the ids stream reserves.
 const idBlock = 1 << 10
 
-// FinishFunc receives the end of a task: its JSON-encoded result, or a
-// *TaskError.
-type FinishFunc func(id int64, result json.RawMessage, err error)
+// FinishFunc receives the end of a task: its id and handler, and its
+// JSON-encoded result or a *TaskError.
+type FinishFunc func(id int64, handler string, result json.RawMessage, err error)
 
 // Client is the dispatching side: it publishes tasks and hands the
 // results of its instance's tasks to a finish callback.
@@ -224,9 +224,9 @@ func (c *Client) Close() {
 // onResult hands one result to the finish callback and acknowledges it.
 func (c *Client) onResult(m jetstream.Msg) {
 	c.mu.Lock()
-	id, result, ferr := decodeResult(m)
+	id, handler, result, ferr := decodeResult(m)
 	if !c.seen.add(id, c.cfg.ResultAckWait) {
-		c.call(id, result, ferr)
+		c.call(id, handler, result, ferr)
 	}
 	c.mu.Unlock()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -237,29 +237,30 @@ func (c *Client) onResult(m jetstream.Msg) {
 }
 
 // call runs the finish callback; a panic in it is logged.
-func (c *Client) call(id int64, result json.RawMessage, err error) {
+func (c *Client) call(id int64, handler string, result json.RawMessage, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			c.cfg.Logger.Error("zealgo: jstask: finish callback panicked", "id", id, "panic", fmt.Sprint(p))
 		}
 	}()
-	c.finish(id, result, err)
+	c.finish(id, handler, result, err)
 }
 
-// decodeResult reads a result message: the result in its body, a
-// failure in its headers.
-func decodeResult(m jetstream.Msg) (int64, json.RawMessage, error) {
+// decodeResult reads a result message: the task's id and handler in its
+// headers, the result in its body, or a failure marked by a header.
+func decodeResult(m jetstream.Msg) (int64, string, json.RawMessage, error) {
 	h := m.Headers()
 	id, _ := strconv.ParseInt(h.Get(hdrID), 10, 64)
+	handler := h.Get(hdrHandler)
 	if h.Get(hdrKind) == "" {
-		return id, json.RawMessage(m.Data()), nil
+		return id, handler, json.RawMessage(m.Data()), nil
 	}
 	f := failure{Kind: h.Get(hdrKind)}
 	if err := json.Unmarshal(m.Data(), &f); err != nil {
 		f.Msg = "undecodable failure: " + err.Error()
 	}
 	n, _ := strconv.Atoi(h.Get(hdrDeliveries))
-	return id, nil, &TaskError{ID: id, Handler: h.Get(hdrHandler), Kind: f.Kind, Msg: f.Msg, Deliveries: n}
+	return id, handler, nil, &TaskError{ID: id, Handler: handler, Kind: f.Kind, Msg: f.Msg, Deliveries: n}
 }
 
 // seenSet remembers the ids of the tasks whose results were handed over

@@ -151,7 +151,7 @@ func testRunner(mark string) Runner {
 // JSTASK_DISPATCH sleep tasks and prints "dispatched <id>" for each.
 func runDispatcher(ctx context.Context, conn *natsrv.Conn) error {
 	var out sync.Mutex
-	finish := func(id int64, result json.RawMessage, err error) {
+	finish := func(id int64, _ string, result json.RawMessage, err error) {
 		out.Lock()
 		defer out.Unlock()
 		if err != nil {

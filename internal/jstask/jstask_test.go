@@ -89,7 +89,7 @@ type outcomes struct {
 	byID map[int64][]outcome
 }
 
-func (o *outcomes) finish(id int64, result json.RawMessage, err error) {
+func (o *outcomes) finish(id int64, _ string, result json.RawMessage, err error) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	o.byID[id] = append(o.byID[id], outcome{append(json.RawMessage(nil), result...), err})

@@ -12,6 +12,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/zealgo/zealgo/internal/natskv"
+	"github.com/zealgo/zealgo/internal/natsrv"
 	"github.com/zealgo/zealgo/internal/sessionstore"
 	"github.com/zealgo/zealgo/internal/sessionstore/storetest"
 	"github.com/zealgo/zealgo/internal/testutil"
@@ -28,6 +30,38 @@ func TestRedisBackend(t *testing.T) {
 	}
 	defer b.Close()
 	storetest.Run(t, b)
+}
+
+// TestNATSBackend: sessions in a key-value bucket of an embedded NATS
+// server keep the contract, and a second connection (another instance)
+// reads what the first saved.
+func TestNATSBackend(t *testing.T) {
+	srv, err := natsrv.Start(natsrv.Config{DataDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Shutdown()
+	open := func() *sessionstore.NATSBackend {
+		conn, err := natsrv.Connect(context.Background(), srv.URL(), natsrv.ConnectOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(conn.Close)
+		s, err := natskv.OpenSessions(context.Background(), conn.JS, natskv.SessionConfig{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return sessionstore.NewNATSBackend(s)
+	}
+	a, b := open(), open()
+	storetest.Run(t, a)
+	id := sessionstore.NewID()
+	if err := a.Save(context.Background(), id, []byte("shared"), time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := b.Load(context.Background(), id); err != nil || string(got) != "shared" {
+		t.Errorf("the other instance loads %q, %v", got, err)
+	}
 }
 
 // TestFileBackendOnDisk: one file per session, mode 0600, in the

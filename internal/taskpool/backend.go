@@ -3,10 +3,12 @@
 // to the server's finish callback.
 //
 // The server side is an Engine over a Backend. The Backend carries tasks;
-// Pool, the first implementation, runs worker processes on this machine
-// (the same executable in the worker role), speaking the taskproto
-// protocol over their standard input and output. The worker side is
-// ServeWorker, which runs each task it is sent through a Runner that the
+// Pool runs worker processes on this machine (the same executable in the
+// worker role), speaking the taskproto protocol over their standard input
+// and output. JetStream carries them on NATS JetStream (package jstask)
+// instead, durably and across instances, to the same worker processes,
+// which then pull their tasks from NATS. The worker side is ServeWorker,
+// which runs each task it is sent, or pulls, through a Runner that the
 // application hands it: the engine knows nothing of handler files, the
 // interpreter or the application's API, and imports none of them.
 package taskpool
@@ -23,7 +25,8 @@ var ErrStopped = errors.New("zealgo: task workers are stopped")
 
 // Job is a task on its way to a backend.
 type Job struct {
-	// ID is the task's id, unique among the server's tasks.
+	// ID is the task's id, unique among the server's tasks (among all
+	// instances' tasks with a Durable backend).
 	ID int64
 	// Handler is the task, "/task/<name>", checked by the dispatcher.
 	Handler string
@@ -55,21 +58,38 @@ func Failed(job Job, fail, msg string) Outcome {
 	return Outcome{ID: job.ID, Handler: job.Handler, Fail: fail, Err: msg}
 }
 
+// MetaRequestID is the key of Job.Meta (and Call.Meta) that holds the id
+// of the request that dispatched the task.
+const MetaRequestID = "request_id"
+
 // Backend carries tasks from the dispatcher to whatever runs them, and
-// their ends back. Pool runs worker processes on this machine; a queue
-// engine serving several machines can take its place.
+// their ends back. Pool runs worker processes on this machine; JetStream,
+// a queue serving several machines, can take its place.
 type Backend interface {
 	// Start starts the backend. It must call finish exactly once for
 	// every task it accepts, from any goroutine, until Shutdown returns.
 	Start(finish func(Outcome)) error
 	// Dispatch accepts a task, or returns why it cannot (ErrStopped once
 	// shutting down), and then never reports it. It must not wait for
-	// the task to run.
-	Dispatch(job Job) error
+	// the task to run; ctx bounds the wait for the task to be accepted.
+	Dispatch(ctx context.Context, job Job) error
 	// Shutdown stops accepting tasks, waits for the accepted ones until
 	// ctx is done, reports those left as failed with
 	// taskproto.FailShutdown and stops everything it started. At the
 	// deadline it may first cancel the running tasks' contexts and give
 	// them a short grace to return, as Pool does.
 	Shutdown(ctx context.Context) error
+}
+
+// Durable is a Backend that keeps tasks and their ends across restarts of
+// the dispatcher, as JetStream does. It hands out the task ids itself,
+// unique across the instances that share it, and acknowledges an end only
+// once its finish callback has returned: the Engine therefore calls the
+// callback directly, on the backend's goroutine, one end at a time,
+// instead of through its own queue, where a crash would lose the ends
+// queued there.
+type Durable interface {
+	Backend
+	// NextID returns a new task id.
+	NextID(ctx context.Context) (int64, error)
 }

@@ -30,11 +30,16 @@ var ErrNotStarted = errors.New("zealgo: task workers have not started")
 // Start starts b, which then carries every task. finish receives each
 // task's end, one call at a time, in the order tasks finish, on a
 // goroutine of the engine's own so that a slow callback does not hold up
-// the backend; a panic in it is logged to log.
+// the backend, or, for a Durable backend, on the backend's goroutine
+// before it acknowledges the end; a panic in it is logged to log.
 func (e *Engine) Start(b Backend, finish func(Outcome), log *slog.Logger) error {
 	e.log = log
 	e.fin.call, e.fin.log = finish, log
-	if err := b.Start(e.fin.push); err != nil {
+	report := e.fin.push
+	if _, ok := b.(Durable); ok {
+		report = e.fin.run
+	}
+	if err := b.Start(report); err != nil {
 		return err
 	}
 	e.running.Store(&backendRef{b})
@@ -51,10 +56,48 @@ func (e *Engine) backend() Backend {
 	return nil
 }
 
-// Dispatch gives the task a new id and hands it to the backend. handler
-// and args must have been checked (taskproto.EncodeArgs).
-func (e *Engine) Dispatch(handler string, args json.RawMessage, meta map[string]string) (int64, error) {
-	return e.DispatchObserved(handler, args, meta, nil) // ops.go
+// Dispatch gives the task a new id (from a Durable backend, else the
+// engine's own sequence) and hands it to the backend; ctx bounds the wait
+// for the backend to accept it. handler and args must have been checked
+// (taskproto.EncodeArgs).
+func (e *Engine) Dispatch(ctx context.Context, handler string, args json.RawMessage, meta map[string]string) (int64, error) {
+	return e.DispatchObserved(ctx, handler, args, meta, nil)
+}
+
+// DispatchObserved is Dispatch that shows the job, its id given, to
+// observe before the backend gets it: observe may add to job.Meta, and the
+// func it returns, if not nil, is called with the backend's answer. A
+// task's end can reach the finish callback before Dispatch returns, so
+// what counts a task in must happen here (metrics, the trace context: the
+// host's operations). A nil observe is Dispatch.
+func (e *Engine) DispatchObserved(ctx context.Context, handler string, args json.RawMessage, meta map[string]string,
+	observe func(job *Job) func(error)) (int64, error) {
+	b := e.backend()
+	if b == nil {
+		return 0, ErrNotStarted
+	}
+	var id int64
+	if d, ok := b.(Durable); ok {
+		var err error
+		if id, err = d.NextID(ctx); err != nil {
+			return 0, err
+		}
+	} else {
+		id = e.seq.Add(1)
+	}
+	job := Job{ID: id, Handler: handler, Args: args, Meta: meta}
+	var end func(error)
+	if observe != nil {
+		end = observe(&job)
+	}
+	err := b.Dispatch(ctx, job)
+	if end != nil {
+		end(err)
+	}
+	if err != nil {
+		return 0, err
+	}
+	return id, nil
 }
 
 // Stop shuts the backend down once, waiting for running tasks and for

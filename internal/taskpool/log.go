@@ -56,12 +56,14 @@ func (w *workerLog) line(b []byte) {
 }
 
 // parseLogRecord reads a record of slog's JSON handler, keeping the order
-// of its attributes.
+// of its attributes and the digits of its numbers (a task id over 2^53
+// stays exact).
 func parseLogRecord(b []byte) (level slog.Level, msg string, attrs []any, ok bool) {
 	if b[0] != '{' || !json.Valid(b) {
 		return 0, "", nil, false
 	}
 	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
 	if _, err := dec.Token(); err != nil {
 		return 0, "", nil, false
 	}

@@ -42,3 +42,16 @@ func TestWorkerLog(t *testing.T) {
 		}
 	}
 }
+
+// TestWorkerLogNumbers: numbers keep their digits, as large task ids
+// need.
+func TestWorkerLogNumbers(t *testing.T) {
+	buf := &testutil.Buffer{}
+	w := &workerLog{log: slog.New(slog.NewTextHandler(buf, nil)), slot: 0}
+	if _, err := w.Write([]byte(`{"level":"INFO","msg":"m","task_id":1838539510281217,"f":0.5}` + "\n")); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(buf.String(), "task_id=1838539510281217 f=0.5 ") {
+		t.Errorf("record: %s", buf)
+	}
+}

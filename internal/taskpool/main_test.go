@@ -44,6 +44,8 @@ func TestMain(m *testing.M) {
 //	exit   ends the worker process with status 3
 //	wait   returns "cancelled: <err>" once its context is done
 //	sleep  returns after its first argument in milliseconds
+//	delivery  sleeps its first argument in milliseconds on the first
+//	       delivery only, then returns the delivery (Call.Delivery)
 func testRunner(ctx context.Context, c Call) Result {
 	value := func(v any) Result {
 		b, err := json.Marshal(v)
@@ -71,6 +73,11 @@ func testRunner(ctx context.Context, c Call) Result {
 		ms, _ := args[0].(float64)
 		time.Sleep(time.Duration(ms) * time.Millisecond)
 		return value("slept")
+	case "delivery":
+		if ms, _ := args[0].(float64); c.Delivery == 1 {
+			time.Sleep(time.Duration(ms) * time.Millisecond)
+		}
+		return value(c.Delivery)
 	}
 	return Result{Fail: taskproto.FailLoad, Err: fmt.Errorf("there is no task %s", c.Task)}
 }

@@ -2,7 +2,6 @@ package taskpool
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 )
 
@@ -22,6 +21,25 @@ type Readiness interface {
 // for a worker.
 type Queue interface {
 	Queued() int
+}
+
+// TraceKeys are the keys of Job.Meta (and Call.Meta) that hold the
+// dispatcher's W3C trace context, as an OpenTelemetry propagation.MapCarrier
+// writes them; a backend that does not carry Meta whole carries these.
+var TraceKeys = []string{"traceparent", "tracestate"}
+
+// traceOf returns the trace context in meta, or nil.
+func traceOf(meta map[string]string) map[string]string {
+	var out map[string]string
+	for _, k := range TraceKeys {
+		if v := meta[k]; v != "" {
+			if out == nil {
+				out = map[string]string{}
+			}
+			out[k] = v
+		}
+	}
+	return out
 }
 
 // ErrNoWorker is Pool's readiness error while none of its workers runs.
@@ -49,31 +67,6 @@ func (e *Engine) Queued() int {
 	return 0
 }
 
-// DispatchObserved is Dispatch that shows the job, its id given, to
-// observe before the backend gets it: observe may add to job.Meta, and the
-// func it returns, if not nil, is called with the backend's answer. A
-// task's end can reach the finish callback before Dispatch returns, so
-// what counts a task in must happen here. A nil observe is Dispatch.
-func (e *Engine) DispatchObserved(handler string, args json.RawMessage, meta map[string]string, observe func(job *Job) func(error)) (int64, error) {
-	b := e.backend()
-	if b == nil {
-		return 0, ErrNotStarted
-	}
-	job := Job{ID: e.seq.Add(1), Handler: handler, Args: args, Meta: meta}
-	var end func(error)
-	if observe != nil {
-		end = observe(&job)
-	}
-	err := b.Dispatch(job)
-	if end != nil {
-		end(err)
-	}
-	if err != nil {
-		return 0, err
-	}
-	return job.ID, nil
-}
-
 // Ready reports whether the pool takes tasks and at least one of its
 // worker processes runs (Readiness).
 func (p *Pool) Ready(ctx context.Context) error {
@@ -95,4 +88,13 @@ func (p *Pool) Queued() int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return len(p.pending)
+}
+
+// Ready reports whether the backend's worker processes run, which pull
+// its tasks (Readiness); the host checks the NATS connection itself.
+func (b *JetStream) Ready(ctx context.Context) error {
+	if b.closing.Load() {
+		return ErrStopped
+	}
+	return b.pool.Ready(ctx)
 }

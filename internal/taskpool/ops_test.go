@@ -50,7 +50,7 @@ func TestDispatchObserved(t *testing.T) {
 	}
 	var seenID int64
 	var answer error = errors.New("not called")
-	id, err := e.DispatchObserved("/task/x", []byte(`[]`), nil, func(job *Job) func(error) {
+	id, err := e.DispatchObserved(context.Background(), "/task/x", []byte(`[]`), nil, func(job *Job) func(error) {
 		seenID = job.ID
 		job.Meta = map[string]string{"traceparent": "00-abc"}
 		return func(err error) { answer = err }
@@ -72,7 +72,7 @@ type metaBackend struct {
 	meta *map[string]string
 }
 
-func (m metaBackend) Dispatch(j Job) error {
+func (m metaBackend) Dispatch(ctx context.Context, j Job) error {
 	*m.meta = j.Meta
-	return m.fakeBackend.Dispatch(j)
+	return m.fakeBackend.Dispatch(ctx, j)
 }

@@ -85,8 +85,9 @@ func defaultCommand() *exec.Cmd {
 	return exec.Command(exe, "worker")
 }
 
-// Dispatch queues the task and hands it to a worker if one can take it.
-func (p *Pool) Dispatch(job Job) error {
+// Dispatch queues the task and hands it to a worker if one can take it;
+// it does not wait, so ctx is not used.
+func (p *Pool) Dispatch(_ context.Context, job Job) error {
 	p.mu.Lock()
 	if p.closing {
 		p.mu.Unlock()

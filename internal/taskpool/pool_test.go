@@ -84,7 +84,7 @@ func (te *testEngine) dispatch(t *testing.T, task string, meta map[string]string
 	if err != nil {
 		t.Fatal(err)
 	}
-	id, err := te.Dispatch("/task/"+task, enc, meta)
+	id, err := te.Dispatch(context.Background(), "/task/"+task, enc, meta)
 	if err != nil {
 		t.Fatalf("dispatch %s: %v", task, err)
 	}
@@ -190,7 +190,7 @@ func TestPoolShutdown(t *testing.T) {
 	if o := te.out.wait(t, queued); o.Fail != taskproto.FailShutdown {
 		t.Errorf("queued task: %+v", o)
 	}
-	if _, err := te.Dispatch("/task/echo", []byte(`[]`), nil); !errors.Is(err, ErrStopped) {
+	if _, err := te.Dispatch(context.Background(), "/task/echo", []byte(`[]`), nil); !errors.Is(err, ErrStopped) {
 		t.Errorf("dispatch after shutdown: %v, want ErrStopped", err)
 	}
 	for _, pid := range pids {
@@ -213,7 +213,7 @@ func TestPoolStartFails(t *testing.T) {
 // TestEngineNotStarted: an engine without a backend refuses tasks.
 func TestEngineNotStarted(t *testing.T) {
 	var e Engine
-	if _, err := e.Dispatch("/task/x", nil, nil); !errors.Is(err, ErrNotStarted) {
+	if _, err := e.Dispatch(context.Background(), "/task/x", nil, nil); !errors.Is(err, ErrNotStarted) {
 		t.Fatalf("Dispatch: %v", err)
 	}
 	if e.Started() || e.PIDs() != nil {
@@ -226,7 +226,7 @@ func TestEngineNotStarted(t *testing.T) {
 type fakeBackend struct{ finish func(Outcome) }
 
 func (f *fakeBackend) Start(finish func(Outcome)) error { f.finish = finish; return nil }
-func (f *fakeBackend) Dispatch(j Job) error {
+func (f *fakeBackend) Dispatch(_ context.Context, j Job) error {
 	f.finish(Outcome{ID: j.ID, Handler: j.Handler, Result: j.Args})
 	return nil
 }
@@ -252,7 +252,7 @@ func TestEngineFinishQueue(t *testing.T) {
 		t.Fatal(err)
 	}
 	for range 20 {
-		if _, err := e.Dispatch("/task/x", []byte(`[]`), nil); err != nil {
+		if _, err := e.Dispatch(context.Background(), "/task/x", []byte(`[]`), nil); err != nil {
 			t.Fatal(err)
 		}
 	}

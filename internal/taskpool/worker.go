@@ -19,6 +19,9 @@ type Call struct {
 	Task string // the <name> of /task/<name>
 	Args json.RawMessage
 	Meta map[string]string
+	// Delivery is 1 on a task's first run, more when a queue delivers it
+	// again because the worker of an earlier run died or stalled.
+	Delivery int
 }
 
 // Result is a Runner's answer: the task's JSON-encoded return value, or
@@ -65,6 +68,10 @@ type worker struct {
 // deadline. When in ends, the server is gone and it returns at once,
 // abandoning the running tasks.
 //
+// When the configuration names a queue (taskproto.WorkerConfig.Queue),
+// the worker pulls its tasks from NATS JetStream instead, and their ends
+// go back through JetStream (see queue.go); in still carries Stop.
+//
 // A signal that ends ctx (SIGTERM, as systemd sends to every process of a
 // service) does not cancel the tasks: the server, which gets it too,
 // decides when to cancel them, at its shutdown deadline.
@@ -78,6 +85,11 @@ func ServeWorker(ctx context.Context, in io.Reader, out io.Writer, setup Setup) 
 	if err != nil {
 		return err
 	}
+	q, err := openQueue(ctx, cfg.Queue, log)
+	if err != nil {
+		return err
+	}
+	defer q.close()
 	tctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	wk := &worker{run: run, log: log, w: w, ctx: tctx}
@@ -90,12 +102,16 @@ func ServeWorker(ctx context.Context, in io.Reader, out io.Writer, setup Setup) 
 	}
 	stop, gone := make(chan struct{}), make(chan error, 1)
 	go wk.read(r, stop, cancel, gone)
+	pulled := q.start(&wk.wg, run)
 	select {
 	case err := <-gone:
 		return lost(err)
+	case err := <-pulled:
+		return err
 	case <-stop:
 	case <-ctx.Done():
 	}
+	q.stop()
 	idle := make(chan struct{})
 	go func() { wk.wg.Wait(); close(idle) }()
 	select {
@@ -204,5 +220,5 @@ func (wk *worker) call(m *taskproto.Message) (r Result) {
 			r = Result{Fail: taskproto.FailPanic, Err: fmt.Errorf("panic: %v", p)}
 		}
 	}()
-	return wk.run.Run(wk.ctx, Call{ID: m.ID, Task: m.Task, Args: m.Args, Meta: m.Meta})
+	return wk.run.Run(wk.ctx, Call{ID: m.ID, Task: m.Task, Args: m.Args, Meta: m.Meta, Delivery: 1})
 }

@@ -20,10 +20,33 @@ type WorkerConfig struct {
 	Debounce time.Duration `json:"debounce"`
 	// DB is the application's database URL, for the worker's own pool.
 	DB string `json:"db,omitempty"`
+	// Queue, when set, makes the worker pull its tasks from NATS
+	// JetStream instead of receiving them from the server.
+	Queue *QueueConfig `json:"queue,omitempty"`
+}
+
+// QueueConfig tells a worker where to pull its tasks from: the NATS
+// server and what the dispatchers agreed on (package jstask).
+type QueueConfig struct {
+	// URL is the NATS server or cluster, nats://[token@]host:port[,...].
+	URL string `json:"url"`
+	// Token authenticates to the server, when the URL does not hold it.
+	Token string `json:"token,omitempty"`
+	// Prefix names the streams; empty for jstask's default.
+	Prefix string `json:"prefix,omitempty"`
+	// AckWait and MaxDeliver are jstask.Config's; zero for the defaults.
+	AckWait    time.Duration `json:"ack_wait,omitempty"`
+	MaxDeliver int           `json:"max_deliver,omitempty"`
+	// Concurrency is how many tasks the worker runs at once.
+	Concurrency int `json:"concurrency"`
+	// Grace is how long running tasks may finish after the server asks
+	// the worker to stop; zero for jstask's default.
+	Grace time.Duration `json:"grace,omitempty"`
 }
 
 // The classes of a failed task, in Message.Fail. A worker sends the first
-// five; a pool uses the last two for tasks that no worker finished.
+// five; a pool uses FailExited and FailShutdown for tasks that no worker
+// finished, a queue FailDeliveries.
 const (
 	// FailError: the task func returned a non-nil error.
 	FailError = "error"
@@ -40,4 +63,7 @@ const (
 	FailExited = "exited"
 	// FailShutdown: the server shut down before the task finished.
 	FailShutdown = "shutdown"
+	// FailDeliveries: the queue delivered the task as many times as it
+	// may without seeing it finish (its workers died or stalled).
+	FailDeliveries = "deliveries"
 )

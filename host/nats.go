@@ -1,0 +1,273 @@
+package host
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/zealgo/zealgo/internal/natskv"
+	"github.com/zealgo/zealgo/internal/natsrv"
+)
+
+// NATSEnv is the environment variable that names the NATS server or
+// cluster when neither the serve flag --nats nor Config.NATS.URL does:
+// "embedded", "off" or nats://[token@]host:port[,nats://...]. Prefer it
+// to the flag for a URL with a token.
+const NATSEnv = "ZEALGO_NATS"
+
+// The modes of NATSConfig.URL besides a nats:// URL.
+const (
+	// NATSEmbedded runs a NATS server with JetStream inside the process.
+	NATSEmbedded = "embedded"
+	// NATSOff uses no NATS: tasks go to the local worker processes.
+	NATSOff = "off"
+)
+
+// NATSConfig configures NATS JetStream (Config.NATS), which carries the
+// tasks durably and, when several instances share one NATS server or
+// cluster, their sessions and rate-limit counters.
+type NATSConfig struct {
+	// URL is NATSEmbedded, NATSOff, or the nats:// URL of an existing
+	// server or cluster (comma-separated URLs), with a token as its user
+	// when the server wants one: nats://TOKEN@127.0.0.1:4222. The serve
+	// flag --nats sets it. Default "": $ZEALGO_NATS (NATSEnv), else off;
+	// the serve command defaults to NATSEmbedded. The embedded server
+	// keeps its JetStream store under <DataDir>/nats, listens on a free
+	// loopback port and wants a token generated at each start; it starts
+	// only when something uses it (task workers, or sessions on NATS).
+	URL string
+	// Instance names this instance among those sharing NATS: the results
+	// of its tasks wait for it under that name while it is down. It must
+	// stay the same across restarts and differ between instances; the
+	// serve flag --instance sets it. Default: the name kept in
+	// <DataDir>/instance, made on the first start from the host name and
+	// a random suffix.
+	Instance string
+	// AckWait is how long a task may run without news from its worker
+	// before it is delivered again (a running task's worker renews it),
+	// and how long the end of a task handed to an instance that died
+	// before acknowledging it waits before it is handed over again, to
+	// its restart; default 30s. The serve flag --task-ack-wait sets it.
+	AckWait time.Duration
+	// MaxDeliver is how many times a task is delivered; after that it
+	// finishes as failed with ErrTaskDeliveries. Default 5; the serve
+	// flag --task-max-deliver sets it.
+	MaxDeliver int
+}
+
+// WithNATS sets Config.NATS.URL: NATSEmbedded, NATSOff or a nats:// URL.
+func WithNATS(url string) Option { return func(c *Config) { c.NATS.URL = url } }
+
+// natsState is the application's NATS connection (nil conn: none), and
+// the embedded server when it runs one.
+type natsState struct {
+	srv      *natsrv.Server
+	conn     *natsrv.Conn
+	url      string // as the task workers reach it
+	token    string // the embedded server's
+	instance string
+	shared   bool            // an existing server, which other instances may share
+	counter  *natskv.Counter // rate-limit counters, when shared
+}
+
+// natsMode returns Config.NATS.URL, else $ZEALGO_NATS, else "off".
+func (a *App) natsMode() string {
+	mode := a.cfg.NATS.URL
+	if mode == "" {
+		mode = os.Getenv(NATSEnv)
+	}
+	if mode == "" {
+		mode = NATSOff
+	}
+	return mode
+}
+
+// startNATS starts the embedded server or connects to an existing one,
+// at start-up, when the application uses NATS.
+func (a *App) startNATS() error {
+	mode := a.natsMode()
+	switch {
+	case mode == NATSOff:
+		return nil
+	case mode == NATSEmbedded && !a.usesEmbeddedNATS():
+		return nil // nothing would use it
+	case mode != NATSEmbedded && !strings.HasPrefix(mode, "nats://") && !strings.HasPrefix(mode, "tls://"):
+		return fmt.Errorf("zealgo: nats %q: want %q, %q or a nats:// URL", redactNATS(mode), NATSEmbedded, NATSOff)
+	}
+	instance, err := a.instanceName()
+	if err != nil {
+		return err
+	}
+	st := natsState{url: mode, instance: instance, shared: mode != NATSEmbedded}
+	if !st.shared {
+		if err := a.embedNATS(&st); err != nil {
+			return err
+		}
+	}
+	st.conn, err = natsrv.Connect(context.Background(), st.url, natsrv.ConnectOptions{Name: "zealgo " + instance, Token: st.token})
+	if err == nil && st.shared {
+		st.counter, err = natskv.OpenCounter(context.Background(), st.conn.JS, natskv.CounterConfig{})
+	}
+	a.nats = st
+	if err != nil {
+		a.closeNATS()
+		return err
+	}
+	where := redactNATS(st.url)
+	switch {
+	case !st.shared && st.srv == nil:
+		where = "embedded at " + where + " (run by the supervisor), data in " + filepath.Join(a.cfg.DataDir, "nats")
+	case !st.shared:
+		where = "embedded at " + where + ", data in " + filepath.Join(a.cfg.DataDir, "nats")
+	}
+	a.log.Info("zealgo: NATS JetStream", "server", where, "instance", instance)
+	return nil
+}
+
+// usesEmbeddedNATS reports whether something would use the embedded
+// server: task workers, or sessions on NATS.
+func (a *App) usesEmbeddedNATS() bool {
+	return a.cfg.TaskWorkerNum > 0 || a.cfg.Session.Store == "nats"
+}
+
+// supervisorNATSEnv hands the embedded server that serve's supervisor runs
+// to its child: nats://TOKEN@127.0.0.1:PORT. The supervisor sets it for
+// the child alone; it is no setting for users.
+const supervisorNATSEnv = "ZEALGO_NATS_SUPERVISOR"
+
+// embedNATS starts the embedded server for st, or, in a child of serve's
+// supervisor, connects st to the one the supervisor runs (superviseNATS).
+func (a *App) embedNATS(st *natsState) error {
+	if v := os.Getenv(supervisorNATSEnv); v != "" {
+		u, err := url.Parse(v)
+		if err != nil || u.User == nil {
+			return fmt.Errorf("zealgo: $%s does not hold the supervisor's NATS server", supervisorNATSEnv)
+		}
+		st.token = u.User.Username()
+		u.User = nil
+		st.url = u.String()
+		return nil
+	}
+	st.token = rand.Text()
+	srv, err := natsrv.Start(natsrv.Config{DataDir: filepath.Join(a.cfg.DataDir, "nats"), Token: st.token, Logger: a.log})
+	if err != nil {
+		return err
+	}
+	st.srv, st.url = srv, srv.URL()
+	return nil
+}
+
+// superviseNATS runs the embedded server in serve's supervisor, when the
+// application embeds one, and returns it (nil: none) with the environment
+// that hands it to the children. It outlives them: the tasks queued when a
+// child dies stay queued for its replacement, and a child replaced while
+// it drains never runs a second server on the same store.
+func (a *App) superviseNATS() (*natsrv.Server, []string, error) {
+	if a.natsMode() != NATSEmbedded || !a.usesEmbeddedNATS() {
+		return nil, nil, nil
+	}
+	if err := a.prepare(); err != nil {
+		return nil, nil, err
+	}
+	token := rand.Text()
+	srv, err := natsrv.Start(natsrv.Config{DataDir: filepath.Join(a.cfg.DataDir, "nats"), Token: token, Logger: a.log})
+	if err != nil {
+		return nil, nil, err
+	}
+	u, err := url.Parse(srv.URL())
+	if err != nil {
+		srv.Shutdown()
+		return nil, nil, fmt.Errorf("zealgo: nats: %w", err)
+	}
+	u.User = url.User(token)
+	return srv, []string{supervisorNATSEnv + "=" + u.String()}, nil
+}
+
+// closeNATS closes the connection and stops the embedded server, last at
+// shutdown.
+func (a *App) closeNATS() {
+	if a.nats.conn != nil {
+		a.nats.conn.Close()
+	}
+	if a.nats.srv != nil {
+		a.nats.srv.Shutdown()
+	}
+	a.nats = natsState{}
+}
+
+// instanceName returns Config.NATS.Instance, else the name kept in
+// <DataDir>/instance, which it makes on the first start.
+func (a *App) instanceName() (string, error) {
+	if n := a.cfg.NATS.Instance; n != "" {
+		if len(n) > 64 || !validName(n) {
+			return "", fmt.Errorf("zealgo: instance name %q: want 1 to 64 letters, digits, '_' or '-'", n)
+		}
+		return n, nil
+	}
+	path := filepath.Join(a.cfg.DataDir, "instance")
+	for range 3 {
+		b, err := os.ReadFile(path)
+		if n := strings.TrimSpace(string(b)); err == nil && validName(n) && len(n) <= 64 {
+			return n, nil
+		}
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return "", fmt.Errorf("zealgo: instance name: %w", err)
+		}
+		if err == nil { // being written by another process, or broken
+			time.Sleep(20 * time.Millisecond)
+			continue
+		}
+		if err := writeInstanceName(path); err != nil && !errors.Is(err, fs.ErrExist) {
+			return "", fmt.Errorf("zealgo: instance name: %w", err)
+		}
+	}
+	return "", fmt.Errorf("zealgo: instance name: %s does not hold one; remove it or set --instance", path)
+}
+
+// writeInstanceName makes the file of the instance name: the host name's
+// letters and digits and a random suffix; it fails with fs.ErrExist when
+// another process made it first.
+func writeInstanceName(path string) error {
+	host, _ := os.Hostname()
+	host = strings.Map(func(r rune) rune {
+		if r < 128 && validName(string(r)) {
+			return r
+		}
+		return '-'
+	}, host)
+	var b [4]byte
+	_, _ = rand.Read(b[:])
+	name := strings.Trim(host[:min(len(host), 40)], "-") + "-" + hex.EncodeToString(b[:])
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return err
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return err
+	}
+	_, err = f.WriteString(strings.TrimPrefix(name, "-") + "\n")
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// redactNATS hides the token or password of NATS URLs, for messages.
+func redactNATS(s string) string {
+	parts := strings.Split(s, ",")
+	for i, p := range parts {
+		if u, err := url.Parse(strings.TrimSpace(p)); err == nil && u.User != nil {
+			u.User = url.User("redacted")
+			parts[i] = u.String()
+		}
+	}
+	return strings.Join(parts, ",")
+}
