@@ -63,3 +63,33 @@ func (s *sharedRateStore) Allow(id string) (bool, error) {
 	}
 	return n <= s.limit, nil
 }
+
+// sharedThrottle is the ThrottleStore on the counter that every instance
+// on the same NATS shares (natskv.Counter), so that a login throttle holds
+// across instances: failures are counted in fixed windows, and a key with
+// limit failures in the current window waits until the window ends.
+type sharedThrottle struct {
+	c interface {
+		windowCounter
+		Count(ctx context.Context, key string, window time.Duration) (int64, error)
+		Clear(ctx context.Context, key string, window time.Duration) error
+	}
+	window time.Duration // the throttle's window, for Reset
+}
+
+func (s *sharedThrottle) Wait(ctx context.Context, key string, limit int, window time.Duration) (time.Duration, error) {
+	n, err := s.c.Count(ctx, "throttle:"+key, window)
+	if err != nil || n < int64(limit) {
+		return 0, err
+	}
+	return time.Until(time.Now().Truncate(window).Add(window)), nil
+}
+
+func (s *sharedThrottle) Fail(ctx context.Context, key string, _ int, window time.Duration) error {
+	_, err := s.c.Incr(ctx, "throttle:"+key, window)
+	return err
+}
+
+func (s *sharedThrottle) Reset(ctx context.Context, key string) error {
+	return s.c.Clear(ctx, "throttle:"+key, s.window)
+}

@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"reflect"
 	"sort"
-	"strings"
 
 	"github.com/zealgo/zealgo/interp"
 )
@@ -153,45 +152,6 @@ var apiNames = func() []string {
 	sort.Strings(names)
 	return names
 }()
-
-// suggest returns the candidate closest to typed by case-insensitive
-// Levenshtein distance, or "" when the closest is more than 3 edits away or
-// more than 40% of typed's length.
-func suggest(typed string, candidates []string) string {
-	best, bestD := "", -1
-	lt := strings.ToLower(typed)
-	for _, c := range candidates {
-		d := levenshtein(lt, strings.ToLower(c))
-		if bestD < 0 || d < bestD {
-			best, bestD = c, d
-		}
-	}
-	if bestD < 0 || bestD > 3 || float64(bestD) > 0.4*float64(len([]rune(typed))) {
-		return ""
-	}
-	return best
-}
-
-func levenshtein(a, b string) int {
-	ra, rb := []rune(a), []rune(b)
-	prev := make([]int, len(rb)+1)
-	cur := make([]int, len(rb)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(ra); i++ {
-		cur[0] = i
-		for j := 1; j <= len(rb); j++ {
-			cost := 1
-			if ra[i-1] == rb[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(rb)]
-}
 
 func errorf(status int, code, format string, args ...any) *Error {
 	return &Error{Status: status, Code: code, Hint: fmt.Sprintf(format, args...)}

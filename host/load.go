@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/zealgo/zealgo/interp"
+	"github.com/zealgo/zealgo/interp/check"
 )
 
 // Loading: a request's handler or page file comes from a cache of
@@ -50,7 +51,7 @@ func (a *App) loadError(err error, url string) *Error {
 			e := errorf(http.StatusNotFound, CodeUndefinedMethod, "%s:%d:%d: %s.%s is no method or field of *host.API",
 				ce.File, ce.Line, ce.Col, ce.Receiver, ce.Selector)
 			e.Fields = map[string]any{"method": ce.Selector}
-			if s := suggest(ce.Selector, apiNames); s != "" {
+			if s := check.Suggest(ce.Selector, apiNames); s != "" {
 				e.Fields["did_you_mean"] = s
 				e.Hint += "; did you mean " + s + "?"
 			}

@@ -245,3 +245,43 @@ func fromJSON(t *testing.T, s string, v any) error {
 	t.Helper()
 	return json.Unmarshal([]byte(s), v)
 }
+
+// natsThrottleFiles: a log-in that always fails, throttled by App.Throttle.
+var natsThrottleFiles = map[string]string{
+	"api/guess.go": natsHead + `var post = func(api *host.API) any {
+	t := api.App().Throttle("guess")
+	if e := t.Check("user:ada"); e != nil {
+		return e
+	}
+	t.Fail("user:ada")
+	return host.NewError(401, "invalid_credentials", "wrong")
+}
+`,
+}
+
+// TestThrottleNATSShared: with a shared NATS, App.Throttle counts the
+// failures of every instance: five at one, and the sixth attempt, at the
+// other, is refused with 429 and Retry-After.
+func TestThrottleNATSShared(t *testing.T) {
+	srv, err := natsrv.Start(natsrv.Config{DataDir: t.TempDir(), Token: "tok"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Shutdown()
+	url := strings.Replace(srv.URL(), "nats://", "nats://tok@", 1)
+	a := newTestApp(t, natsThrottleFiles, natsOpts(url))
+	b := newTestApp(t, natsThrottleFiles, natsOpts(url))
+	// The counts live in windows of a minute: keep the attempts in one.
+	if left := time.Until(time.Now().Truncate(time.Minute).Add(time.Minute)); left < 3*time.Second {
+		time.Sleep(left + 50*time.Millisecond)
+	}
+	for i := range 5 {
+		if resp, body := do(t, nil, "POST", a.srv.URL+"/api/guess", nil); resp.StatusCode != 401 {
+			t.Fatalf("attempt %d at a: %d %s", i+1, resp.StatusCode, body)
+		}
+	}
+	resp, body := do(t, nil, "POST", b.srv.URL+"/api/guess", nil)
+	if resp.StatusCode != http.StatusTooManyRequests || resp.Header.Get("Retry-After") == "" {
+		t.Fatalf("sixth attempt, at b: %d %s (Retry-After %q)", resp.StatusCode, body, resp.Header.Get("Retry-After"))
+	}
+}

@@ -67,11 +67,19 @@ func (a *App) Throttle(name string) *Throttle {
 	return &Throttle{name: name, limit: limit, window: window, store: a.throttleStore(), app: a}
 }
 
-// throttleStore returns Config.ThrottleStore, else the memory store of the
+// throttleStore returns Config.ThrottleStore, else the counter that
+// instances on one shared NATS share, else the memory store of the
 // application, made on first use.
 func (a *App) throttleStore() ThrottleStore {
 	if a.cfg.ThrottleStore != nil {
 		return a.cfg.ThrottleStore
+	}
+	if a.nats.counter != nil { // several instances share one NATS (counter.go)
+		window := a.cfg.ThrottleWindow
+		if window <= 0 {
+			window = time.Minute
+		}
+		return &sharedThrottle{c: a.nats.counter, window: window}
 	}
 	a.throttleOnce.Do(func() { a.throttleMem = &memoryThrottle{keys: map[string]*rate.Limiter{}} })
 	return a.throttleMem

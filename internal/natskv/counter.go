@@ -64,14 +64,10 @@ const maxAttempts = 100
 // instance, are all counted: each is a compare-and-set on the key's
 // revision, retried on conflict.
 func (c *Counter) Incr(ctx context.Context, key string, window time.Duration) (int64, error) {
-	if window <= 0 || window > c.maxWindow {
-		return 0, fmt.Errorf("zealgo: natskv: window %v: want more than 0 and at most %v", window, c.maxWindow)
+	k, err := c.slotKey(key, window)
+	if err != nil {
+		return 0, err
 	}
-	if len(key) > 256 {
-		return 0, fmt.Errorf("zealgo: natskv: counter key of %d bytes: the bound is 256", len(key))
-	}
-	slot := c.now().UnixNano() / int64(window)
-	k := "k" + base64.RawURLEncoding.EncodeToString([]byte(key)) + "." + strconv.FormatInt(slot, 10)
 	for range maxAttempts {
 		n, err := c.incr(ctx, k)
 		if err == nil {
@@ -85,6 +81,50 @@ func (c *Counter) Incr(ctx context.Context, key string, window time.Duration) (i
 		}
 	}
 	return 0, fmt.Errorf("zealgo: natskv: count %q: still conflicting after %d attempts", key, maxAttempts)
+}
+
+// Count returns key's count in the current window (Incr's window).
+func (c *Counter) Count(ctx context.Context, key string, window time.Duration) (int64, error) {
+	k, err := c.slotKey(key, window)
+	if err != nil {
+		return 0, err
+	}
+	e, err := c.kv.Get(ctx, k)
+	if errors.Is(err, jetstream.ErrKeyNotFound) || errors.Is(err, jetstream.ErrKeyDeleted) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("zealgo: natskv: count %q: %w", key, err)
+	}
+	n, err := strconv.ParseInt(string(e.Value()), 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("zealgo: natskv: count %q: counter holds %q", key, e.Value())
+	}
+	return n, nil
+}
+
+// Clear forgets key's count in the current window.
+func (c *Counter) Clear(ctx context.Context, key string, window time.Duration) error {
+	k, err := c.slotKey(key, window)
+	if err != nil {
+		return err
+	}
+	if err := c.kv.Delete(ctx, k); err != nil && !errors.Is(err, jetstream.ErrKeyNotFound) {
+		return fmt.Errorf("zealgo: natskv: clear %q: %w", key, err)
+	}
+	return nil
+}
+
+// slotKey returns the bucket key of key in the current window.
+func (c *Counter) slotKey(key string, window time.Duration) (string, error) {
+	if window <= 0 || window > c.maxWindow {
+		return "", fmt.Errorf("zealgo: natskv: window %v: want more than 0 and at most %v", window, c.maxWindow)
+	}
+	if len(key) > 256 {
+		return "", fmt.Errorf("zealgo: natskv: counter key of %d bytes: the bound is 256", len(key))
+	}
+	slot := c.now().UnixNano() / int64(window)
+	return "k" + base64.RawURLEncoding.EncodeToString([]byte(key)) + "." + strconv.FormatInt(slot, 10), nil
 }
 
 // incr makes one compare-and-set attempt.

@@ -281,7 +281,7 @@ func (fc *fileCheck) missingMember(e types.Error) bool {
 	msg := fmt.Sprintf("%s.%s is no method or field of %s", types.ExprString(sel.X), name, types.TypeString(tv.Type, qualifier(fc.pkg)))
 	if hint, ok := newerMembers[types.TypeString(tv.Type, nil)+"."+name]; ok {
 		msg += ": " + hint
-	} else if s := suggest(name, memberNames(tv.Type)); s != "" {
+	} else if s := Suggest(name, memberNames(tv.Type)); s != "" {
 		msg += "; did you mean " + s + "?"
 	}
 	fc.report(sel.Pos(), "type", "%s", msg)
@@ -335,10 +335,10 @@ func memberNames(t types.Type) []string {
 	return out
 }
 
-// suggest returns the candidate closest to typed by case-insensitive
+// Suggest returns the candidate closest to typed by case-insensitive
 // Levenshtein distance, or "" when it is over 3 or over 40% of typed's
-// length (the host's rule for did_you_mean).
-func suggest(typed string, candidates []string) string {
+// length: the rule of the host's did_you_mean, and of check's own hints.
+func Suggest(typed string, candidates []string) string {
 	best, bestD := "", -1
 	lt := strings.ToLower(typed)
 	for _, c := range candidates {

@@ -116,7 +116,7 @@ func missingMsg(local, path, name string, pkg *types.Package) string {
 	if hint, ok := missingSymbols[path+"."+name]; ok {
 		return q + " is not available in handler files; " + hint
 	}
-	if s := suggest(name, exportedNames(pkg)); s != "" {
+	if s := Suggest(name, exportedNames(pkg)); s != "" {
 		return "undefined: " + q + "; did you mean " + local + "." + s + "?"
 	}
 	if isStd(path) {
