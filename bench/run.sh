@@ -19,6 +19,8 @@ ROUNDS=${ROUNDS:-2}         # alternating rounds; the best round of each row is 
 EDITS=${EDITS:-50}
 SIZES=${SIZES:-10,100,1000}
 CAP=${CAP:-100}
+OPS_ROUNDS=${OPS_ROUNDS:-8}       # pairs of runs, operations off and on
+OPS_DURATION=${OPS_DURATION:-5s}  # per run of a pair
 OUT=${OUT:-$REPO/bench/RESULTS.md}
 
 log() { printf '[bench] %s\n' "$*" >&2; }
@@ -83,6 +85,8 @@ http_status() { # port path -> status code
 	echo "$line"
 }
 
+ratio3() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.3f", a / b; else print "-" }'; }
+
 to_ms() { # wrk latency like 512.00us, 1.20ms, 2.01s -> milliseconds
 	awk -v v="$1" 'BEGIN {
 		n = v + 0
@@ -112,6 +116,14 @@ ZPORT=$(free_port)
 "$WORK/bin/zbench" serve --root "$ROOT" --addr "127.0.0.1:$ZPORT" --task-workers 2 --nats off >"$WORK/zbench.log" 2>&1 &
 ZPID=$!; PIDS+=("$ZPID")
 note_cmd "zbench serve --root \$ROOT --addr 127.0.0.1:\$ZPORT --task-workers 2 --nats off"
+# The same server with operations on: Prometheus metrics on their own
+# listener and the access log, JSON, to a file (scenario 1, last row).
+OPORT=$(free_port)
+OMPORT=$(free_port)
+"$WORK/bin/zbench" serve --root "$ROOT" --addr "127.0.0.1:$OPORT" --task-workers 2 --nats off --data "$WORK/ops-data" \
+	--metrics-addr "127.0.0.1:$OMPORT" --access-log --log-format json >"$WORK/zbench-ops.log" 2>&1 &
+OPID=$!; PIDS+=("$OPID")
+note_cmd "zbench serve --root \$ROOT --addr 127.0.0.1:\$OPORT --task-workers 2 --nats off --data \$OPS_DATA --metrics-addr 127.0.0.1:\$OMPORT --access-log --log-format json 2>zbench-ops.log"
 # The same server with tasks on NATS JetStream (the embedded server, serve's default), for scenario 6.
 JPORT=$(free_port)
 "$WORK/bin/zbench" serve --root "$ROOT" --addr "127.0.0.1:$JPORT" --data "$WORK/data-js" --task-workers 2 >"$WORK/zbench-js.log" 2>&1 &
@@ -122,6 +134,7 @@ RPORT=$(free_port)
 RPID=$!; PIDS+=("$RPID")
 note_cmd "ref --addr 127.0.0.1:\$RPORT --root \$ROOT"
 wait_port "$ZPORT"
+wait_port "$OPORT"
 wait_port "$RPORT"
 wait_port "$JPORT"
 log "zealgo pid $ZPID port $ZPORT, reference pid $RPID port $RPORT"
@@ -136,6 +149,7 @@ UPTIME_BEFORE=$(uptime)
 ROWS=(
 	"get-ref|1. JSON /api/php/get?a=1&b=two|bare Echo, handler compiled (reference)|$RPORT|/api/php/get?a=1&b=two||$CONNS"
 	"get-z|1. JSON /api/php/get?a=1&b=two|zealgo, handler interpreted|$ZPORT|/api/php/get?a=1&b=two|get-ref|$CONNS"
+	"get-ops|1. JSON /api/php/get?a=1&b=two|zealgo, handler interpreted, metrics and JSON access log on (ratio to the row above it)|$OPORT|/api/php/get?a=1&b=two|get-z|$CONNS"
 	"get-h|1. JSON /api/php/get?a=1&b=two|zealgo, body in a compiled helper (the floor: framework + one interpreted call)|$ZPORT|/api/bench/gethelper?a=1&b=two|get-ref|$CONNS"
 	"work-ref|2. build + JSON-encode 100 records|bare Echo, compiled (reference)|$RPORT|/api/bench/work||$CONNS"
 	"work-z|2. build + JSON-encode 100 records|zealgo, loop interpreted|$ZPORT|/api/bench/work|work-ref|$CONNS"
@@ -146,7 +160,7 @@ ROWS=(
 STATIC_STATUS=$(http_status "$ZPORT" /file4k.txt)
 if [ "$STATIC_STATUS" != 200 ]; then
 	log "zealgo does not serve public/file4k.txt (status $STATIC_STATUS): static scenario skipped"
-	ROWS=("${ROWS[@]:0:6}")
+	ROWS=("${ROWS[@]:0:7}")
 fi
 
 declare -A RPS P50 P99 ERRS RAW
@@ -177,6 +191,41 @@ for round in $(seq 1 "$ROUNDS"); do
 	done
 done
 note_cmd "wrk -t$THREADS -c$CONNS -d$DURATION --latency http://127.0.0.1:<port><path>   # each row, $ROUNDS alternating rounds"
+
+# --- 1 with operations on: pairs of short runs ----------------------------------
+# The same server with operations off and on, in back-to-back pairs whose
+# order swaps every round, so that a change of the machine's load touches
+# both runs of a pair alike; the median of the pairs' ratios is reported.
+# Besides requests/s, each run reads the CPU time the server process used
+# (/proc/<pid>/stat, with its children's): CPU per request is the cost operations add, and
+# depends far less on what else the machine runs than requests/s do.
+OPS_RATIOS=() OPS_CPU_RATIOS=() OPS_CPU=()
+HZ=$(getconf CLK_TCK)
+# The server runs under serve's supervisor: count the supervisor and its
+# children (the serving process); task workers, idle here, are left out.
+cpu_ticks() { awk -v p="$1" '$1 == p || $4 == p {t += $14 + $15} END {print t}' /proc/[0-9]*/stat 2>/dev/null; }
+ops_run() { # port pid -> "requests/s cpu-microseconds-per-request"
+	local t0 t1 out
+	t0=$(cpu_ticks "$2")
+	out=$(wrk -t"$THREADS" -c"$CONNS" -d"$OPS_DURATION" "http://127.0.0.1:$1/api/php/get?a=1&b=two")
+	t1=$(cpu_ticks "$2")
+	awk -v t=$((t1 - t0)) -v hz="$HZ" '/requests in/ {n = $1} /^Requests\/sec:/ {rps = $2}
+		END {printf "%s %.2f", rps, t / hz * 1e6 / n}' <<<"$out"
+}
+median() { sort -n | awk '{v[NR] = $1} END {if (NR % 2) print v[(NR + 1) / 2]; else printf "%.3f", (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
+for round in $(seq 1 "$OPS_ROUNDS"); do
+	log "operations pair $round of $OPS_ROUNDS"
+	if [ $((round % 2)) = 1 ]; then off=$(ops_run "$ZPORT" "$ZPID"); on=$(ops_run "$OPORT" "$OPID")
+	else on=$(ops_run "$OPORT" "$OPID"); off=$(ops_run "$ZPORT" "$ZPID"); fi
+	read -r off_rps off_cpu <<<"$off"
+	read -r on_rps on_cpu <<<"$on"
+	OPS_RATIOS+=("$(ratio3 "$on_rps" "$off_rps")")
+	OPS_CPU_RATIOS+=("$(ratio3 "$on_cpu" "$off_cpu")")
+	OPS_CPU+=("$off_cpu/$on_cpu")
+done
+OPS_MEDIAN=$(printf '%s\n' "${OPS_RATIOS[@]}" | median)
+OPS_CPU_MEDIAN=$(printf '%s\n' "${OPS_CPU_RATIOS[@]}" | median)
+note_cmd "wrk -t$THREADS -c$CONNS -d$OPS_DURATION http://127.0.0.1:<port>/api/php/get?a=1&b=two   # $OPS_ROUNDS pairs, operations off and on, order swapped each round"
 
 # --- 6. tasks ---------------------------------------------------------------------
 # The local pool (--nats off) and NATS JetStream side by side, in alternating rounds.
@@ -209,9 +258,12 @@ log "hot reload: $EDITS edits under load"
 RELOAD=$("$WORK/bin/reload" -url "http://127.0.0.1:$ZPORT" -root "$ROOT" -edits "$EDITS" -load 8)
 note_cmd "reload -url http://127.0.0.1:\$ZPORT -root \$ROOT -edits $EDITS -load 8"
 
-kill "$ZPID" "$RPID"
+ACCESS_LINES=$(grep -c '"msg":"request"' "$WORK/zbench-ops.log" || true)
+METRIC_COUNT=$(http_get "$OMPORT" /metrics | awk '/^zealgo_http_requests_total\{.*handler="api\/php\/get.go"/ {n += $NF} END {printf "%d", n}')
+kill "$ZPID" "$RPID" "$OPID"
 wait "$ZPID" 2>/dev/null || true
 wait "$RPID" 2>/dev/null || true
+wait "$OPID" 2>/dev/null || true
 
 # --- 5. tree scale --------------------------------------------------------------------
 log "tree scale: $SIZES files, cap $CAP"
@@ -228,6 +280,13 @@ log "go benchmarks"
 go test -c -o "$WORK/host.test" ./host
 GOBENCH=$(cd host && "$WORK/host.test" -test.run '^$' -test.bench 'BenchmarkDispatch' -test.benchmem -test.benchtime 1s 2>&1 | grep -E '^Benchmark|^cpu:')
 note_cmd "go test ./host -run '^\$' -bench BenchmarkDispatch -benchmem -benchtime 1s"
+OPSBENCH=""
+for round in $(seq 1 3); do # interleaved: off, on, off, on, ...
+	for cfg in off on; do
+		OPSBENCH+=$(cd host && "$WORK/host.test" -test.run '^$' -test.bench "BenchmarkOps/$cfg\$" -test.benchmem -test.benchtime 1s 2>&1 | grep -E '^Benchmark')$'\n'
+	done
+done
+note_cmd "go test ./host -run '^\$' -bench 'BenchmarkOps/(off|on)\$' -benchmem -benchtime 1s   # 3 rounds, off and on alternating"
 (cd host && "$WORK/host.test" -test.run '^$' -test.bench 'BenchmarkDispatch/get/zealgo' -test.benchtime 3s \
 	-test.cpuprofile "$WORK/cpu.out" >/dev/null 2>&1)
 PROFILE=$(go tool pprof -top -cum -nodecount 70 "$WORK/host.test" "$WORK/cpu.out" 2>/dev/null |
@@ -250,7 +309,7 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else
 	echo "| load after | \`$UPTIME_AFTER\` |"
 	echo "| go | $(go version) |"
 	echo "| commit | $(git rev-parse --short HEAD 2>/dev/null || echo unknown)$(git diff --quiet 2>/dev/null || echo ' + uncommitted changes') |"
-	echo "| settings | DURATION=$DURATION WARMUP=$WARMUP CONNS=$CONNS THREADS=$THREADS ROUNDS=$ROUNDS EDITS=$EDITS SIZES=$SIZES CAP=$CAP |"
+	echo "| settings | DURATION=$DURATION WARMUP=$WARMUP CONNS=$CONNS THREADS=$THREADS ROUNDS=$ROUNDS EDITS=$EDITS SIZES=$SIZES CAP=$CAP OPS_ROUNDS=$OPS_ROUNDS OPS_DURATION=$OPS_DURATION |"
 	echo
 	echo "The machine is shared (other builds and tests may run meanwhile; see the load"
 	echo "averages). wrk, the servers and anything else share the same $NPROC cores, so the"
@@ -270,6 +329,22 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else
 	done
 	echo
 	echo "Connections: $CONNS, wrk threads: $THREADS. Target of scenario 1: ratio ≥ 0.90."
+	echo
+	echo "Operations on (metrics on \`--metrics-addr\`, \`--access-log --log-format json\` to a"
+	echo "file) against the same server with them off: target at most 5% slower. The"
+	echo "best-of-rounds row above is at the mercy of the machine's load; the figures to"
+	echo "read are the medians of $OPS_ROUNDS back-to-back pairs of $OPS_DURATION runs, their order"
+	echo "swapped every round, and above all the server's CPU time per request (from"
+	echo "\`/proc/<pid>/stat\`), which other processes on the machine disturb far less:"
+	echo
+	echo "| measure | each pair | median |"
+	echo "|---|---|---:|"
+	echo "| requests/s, on / off | ${OPS_RATIOS[*]} | $OPS_MEDIAN |"
+	echo "| CPU µs per request, off / on | ${OPS_CPU[*]} | |"
+	echo "| CPU per request, on / off | ${OPS_CPU_RATIOS[*]} | $OPS_CPU_MEDIAN |"
+	echo
+	echo "The server with operations on wrote $ACCESS_LINES access records, and its metrics"
+	echo "counted $METRIC_COUNT requests of \`api/php/get.go\`: one of each per request."
 	if [ "$STATIC_STATUS" != 200 ]; then
 		echo
 		echo "Scenario 3 skipped: zealgo answered $STATIC_STATUS for /file4k.txt (static serving not in this build)."
@@ -336,6 +411,18 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else
 	echo
 	echo '```'
 	echo "$GOBENCH"
+	echo '```'
+	echo
+	echo "## Go benchmark: operations off and on, in process"
+	echo
+	echo "Scenario 1 without the network, operations off and on (metrics and the JSON"
+	echo "access log to a file, through the serve command's buffered log), 3 rounds"
+	echo "alternating. In process a request costs a few microseconds, so the share of"
+	echo "the access record (about 1 µs, mostly slog's JSON encoding) is larger here than"
+	echo "under wrk, where the network and HTTP parsing are paid too."
+	echo
+	echo '```'
+	printf '%s' "$OPSBENCH"
 	echo '```'
 	echo
 	echo "## Profile of the interpreted path (\`BenchmarkDispatch/get/zealgo\`, cumulative)"

@@ -41,6 +41,7 @@ type App struct {
 	provided     map[reflect.Type]reflect.Value
 	db           dbState   // the database pool (db.go)
 	nats         natsState // NATS JetStream, when used (nats.go)
+	ops          opsState  // health, metrics, tracing, access log (ops.go)
 	throttleOnce sync.Once
 	throttleMem  *memoryThrottle // the default ThrottleStore (throttle.go)
 
@@ -170,6 +171,9 @@ func (a *App) setup() (err error) {
 	if err := a.prepare(); err != nil {
 		return err
 	}
+	if err := a.setupOps(); err != nil { // metrics and tracing (ops.go)
+		return err
+	}
 	if err := a.startNATS(); err != nil {
 		return err
 	}
@@ -202,14 +206,19 @@ func (a *App) setup() (err error) {
 	}
 	a.echo = a.newEcho()
 	a.root = a.newRoot()
+	if err := a.listenMetrics(); err != nil {
+		return err
+	}
 	return a.startTasks()
 }
 
-// newRoot builds the application's handler: the execution limit
-// (exectime.go), the outermost layer (dispatch.go), the cross-origin protection (edge.go), then the global
-// middleware, each instantiated once here, then the Echo router.
+// newRoot builds the application's handler: the health checks and the
+// request's span (opsRoot, ops.go), the execution limit (exectime.go), the
+// outermost layer (dispatch.go), the cross-origin protection (edge.go),
+// then the global middleware, each instantiated once here, then the Echo
+// router.
 func (a *App) newRoot() http.Handler {
-	return a.execLimit(a.outermost(a.crossOrigin(chain(a.echo, a.global))))
+	return a.opsRoot(a.execLimit(a.outermost(a.crossOrigin(chain(a.echo, a.global)))))
 }
 
 // newEcho builds the Echo router: /api and everything below it go to the
@@ -264,6 +273,7 @@ func (a *App) Serve(ctx context.Context, ln net.Listener) error {
 		return err
 	case <-ctx.Done():
 	}
+	a.drain() // not ready from now on (ops.go)
 	sctx, cancel := context.WithTimeout(context.Background(), a.cfg.ShutdownTimeout)
 	defer cancel()
 	err = srv.Shutdown(sctx)
@@ -288,6 +298,7 @@ func (a *App) ListenAndServe(ctx context.Context) error {
 // Config.ShutdownTimeout, stops watching files and closes the database. It does not stop a
 // server started by Serve; cancel its context instead.
 func (a *App) Close() error {
+	defer a.closeOps()  // after NATS and the tasks: flushes their last spans
 	defer a.closeNATS() // last: the task engine and the sessions use it
 	defer a.closeDB()   // after the OnStop hooks, which may still use it
 	defer a.lifecycle.stop()

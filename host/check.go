@@ -25,7 +25,7 @@ import (
 func (a *App) cmdCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := a.flags("check", stderr)
 	asJSON := fs.Bool("json", false, "print the problems as one JSON object, for editors and CI")
-	if err := fs.Parse(args); err != nil {
+	if err := a.parseFlags(fs, args); err != nil { // flags_env.go
 		return 2
 	}
 	if a.cfg.Logger == nil {

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"log/slog"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -54,6 +53,9 @@ import (
 //	--db URL              the database, sqlite:PATH or postgres://... (default
 //	                      Config.DB, else $ZEALGO_DB, else SQLite
 //	                      <data>/app.db); see App.DB
+//	--health-path, --ready-path, --drain-delay, --metrics-addr, --pprof,
+//	--access-log, --log-format, --log-level
+//	                      operations: see OpsConfig
 //	--max-body SIZE       largest request body a handler reads (default 8M)
 //	--body-timeout D      close a body that makes no progress for D (default 60s)
 //	--write-timeout D     cut a response not sent within D of its start or
@@ -81,7 +83,10 @@ import (
 // Main supervises serve; App.Run, Handler and Serve, called by Go code,
 // serve in-process.
 //
-// The environment variables ZEALGO_SESSION_SECRET (SessionSecretEnv),
+// Every flag can also be set by the environment variable ZEALGO_<FLAG>
+// (upper case, dashes to underscores: ZEALGO_TASK_WORKERS); a flag on the
+// command line wins over its variable. The environment variables
+// ZEALGO_SESSION_SECRET (SessionSecretEnv),
 // ZEALGO_SESSION_REDIS (SessionRedisEnv), ZEALGO_BASIC_AUTH
 // (BasicAuthEnv), ZEALGO_DB (DBEnv) and ZEALGO_NATS (NATSEnv) are read
 // at start-up. For the
@@ -174,9 +179,10 @@ func (a *App) cmdServe(ctx context.Context, args []string, stdout, stderr io.Wri
 	fs.BoolVar(&a.cfg.TaskEnableCoroutine, "task-coroutine", a.cfg.TaskEnableCoroutine, "run each task in its own goroutine")
 	fs.BoolVar(&a.cfg.Dev, "dev", a.cfg.Dev, "development mode: show compile errors with source in pages")
 	applyDB, applyNATS := a.dbFlag(fs), a.natsFlags(fs)
+	a.opsFlags(fs) // flags_env.go
 	a.superviseFlags(fs)
 	a.edgeFlags(fs) // --max-body, --body-timeout, --write-timeout, --trusted-origins, --trusted-proxies, --frame-ancestors
-	if err := fs.Parse(args); err != nil {
+	if err := a.parseFlags(fs, args); err != nil {
 		return 2
 	}
 	applyDB()
@@ -193,18 +199,26 @@ func (a *App) cmdServe(ctx context.Context, args []string, stdout, stderr io.Wri
 		a.cfg.Session.Redis = redisURL
 	}
 	if a.cfg.Logger == nil {
-		level := slog.LevelInfo
-		if a.cfg.Dev {
-			level = slog.LevelDebug
+		logs, err := a.newServeLogs(stderr) // accesslog.go
+		if err != nil {
+			fmt.Fprintln(stderr, err)
+			return 2
 		}
-		a.cfg.Logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+		defer logs.Close()
+		a.cfg.Logger = logs.Main
+		if a.cfg.Ops.AccessLogger == nil {
+			a.cfg.Ops.AccessLogger = logs.Bulk
+		}
 	}
+	defer a.logAsDefault()() // slog in handler files writes through the same log
+	// In-process, or as the supervisor of a child that is this program
+	// with the same arguments and environment (supervise.go).
 	return a.serveCommand(ctx, args, stdout, stderr)
 }
 
 func (a *App) cmdRoutes(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := a.flags("routes", stderr)
-	if err := fs.Parse(args); err != nil {
+	if err := a.parseFlags(fs, args); err != nil {
 		return 2
 	}
 	routes, err := a.Routes()

@@ -151,6 +151,9 @@ type Config struct {
 	// Stderr, which carry the protocol and the worker's log. Default: this
 	// executable with the argument "worker".
 	WorkerCommand func() *exec.Cmd
+	// Ops configures health checks, metrics, tracing and the access log
+	// (ops.go).
+	Ops OpsConfig
 }
 
 // Option sets a field of Config.
@@ -215,6 +218,7 @@ func defaultConfig() Config {
 		ShutdownTimeout:     10 * time.Second,
 		ReadHeaderTimeout:   10 * time.Second,
 		IdleTimeout:         2 * time.Minute,
+		Ops:                 defaultOpsConfig(),
 		MaxExecutionTime:    30 * time.Second,
 		MemoryLimit:         4 << 30,
 	}

@@ -134,7 +134,7 @@ func (a *App) cmdMigrate(ctx context.Context, args []string, stdout, stderr io.W
 	fs := a.flags("migrate", stderr)
 	fs.StringVar(&a.cfg.DataDir, "data", a.cfg.DataDir, "data directory, which holds the default SQLite database (default <root>/data)")
 	applyDB := a.dbFlag(fs)
-	if err := fs.Parse(args); err != nil {
+	if err := a.parseFlags(fs, args); err != nil {
 		return 2
 	}
 	applyDB()

@@ -31,7 +31,11 @@ func (a *App) outermost(next http.Handler) http.Handler {
 		r = r.WithContext(context.WithValue(r.Context(), stateKey{}, st))
 		st.idHeader[0] = st.id
 		res.Header()["X-Request-Id"] = st.idHeader[:] // canonical key; no allocation of its own
-		a.applyEdge(w, r, st)                         // frame headers, time limits (edge.go)
+		// Metrics, access log, span name (ops.go); runs after the recover below.
+		if a.ops.observe {
+			defer a.observe(st, r, res, a.startObserving())
+		}
+		a.applyEdge(w, r, st) // frame headers, time limits (edge.go)
 		defer func() {
 			if p := recover(); p != nil {
 				pi := recovered(p)

@@ -37,6 +37,12 @@
 // Start-up (App.setup, app.go) builds the chain once; a request then
 // passes through these steps, outermost first:
 //
+//  0. Operations (opsRoot, ops.go): the health checks are answered here
+//     (health.go) and go no further; with tracing on, the request gets its
+//     span (tracing.go). When the request ends, observe (ops.go), deferred
+//     by the outermost layer, counts it (metrics.go), writes its access
+//     record (accesslog.go) and names its span after the file that
+//     answered.
 //  1. The outermost layer (outermost, dispatch.go) gives the request its
 //     id (X-Request-Id) and its state, sets the frame headers and the
 //     body and write deadlines (applyEdge, edge.go), and turns a panic

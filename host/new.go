@@ -24,6 +24,10 @@ func (a *App) cmdNew(ctx context.Context, args []string, stdout, stderr io.Write
 		fmt.Fprintln(stderr, "usage: zealgo new DIR [--module PATH]")
 		fs.PrintDefaults()
 	}
+	err := flagsFromEnv(fs) // flags_env.go: ZEALGO_MODULE
+	if err != nil {
+		return 2
+	}
 	dir, err := parseNew(fs, args)
 	if err != nil {
 		if !errors.Is(err, flag.ErrHelp) {

@@ -54,7 +54,10 @@ func (s *Server) Task(t Task) (int64, error) {
 }
 
 // TaskContext is Task with a context: when ctx is a request's (API.Context,
-// or r.Context() in middleware), the request's id travels with the task.
+// or r.Context() in middleware), the request's id travels with the task;
+// with tracing on (ops.go), so does its trace: the task runs in its worker
+// in a span that is a child of the request's, and the worker's log records
+// about the task carry the trace id.
 // Neither ctx's deadline nor its cancellation (a client that went away)
 // cuts the dispatch short: the wait for the task engine to accept the
 // task (on NATS, until JetStream has stored it) is bounded by 10s.

@@ -100,7 +100,7 @@ func (a *App) supervise(ctx context.Context, args []string, stdout, stderr io.Wr
 	err = supervisor.Run(ctx, supervisor.Options{
 		Listener:  ln,
 		Logger:    a.Logger(),
-		StopGrace: a.cfg.ShutdownTimeout + 5*time.Second,
+		StopGrace: a.cfg.Ops.DrainDelay + a.cfg.ShutdownTimeout + 5*time.Second,
 		Command: func() *exec.Cmd {
 			cmd := exec.Command(exe, append([]string{"serve"}, args...)...)
 			cmd.Stdout, cmd.Stderr = stdout, stderr

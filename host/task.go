@@ -100,7 +100,7 @@ func (a *App) startTasks() error {
 	if a.nats.conn != nil {
 		b = taskpool.NewJetStream(a.jetStreamConfig(pc))
 	}
-	if err := a.tasks.Start(b, a.finishTask, a.Logger()); err != nil {
+	if err := a.tasks.Start(b, a.observeTaskFinish(a.finishTask), a.Logger()); err != nil { // task_ops.go
 		return fmt.Errorf("zealgo: task workers: %w", err)
 	}
 	return nil
@@ -168,7 +168,7 @@ func (a *App) dispatchTask(ctx context.Context, t Task) (int64, error) {
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), dispatchTimeout)
 	defer cancel()
-	id, err := a.tasks.Dispatch(ctx, t.Handler, args, meta)
+	id, err := a.tasks.DispatchObserved(ctx, t.Handler, args, meta, a.dispatching(ctx)) // metrics and trace (task_ops.go)
 	if errors.Is(err, taskpool.ErrStopped) {
 		return 0, ErrTasksStopped
 	}

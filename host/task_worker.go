@@ -57,6 +57,7 @@ type workerSide struct {
 	stderr io.Writer
 	cache  *interp.Cache[*taskFunc]
 	hooks  bool // OnStart hooks ran: run the OnStop hooks at close
+	ops    bool // tracing is set up: flush it at close
 	db     bool // the database pool is open: close it at close
 }
 
@@ -77,6 +78,10 @@ func (ws *workerSide) setup(cfg taskproto.WorkerConfig) (taskpool.Runner, *slog.
 	if err := a.prepare(); err != nil {
 		return nil, nil, err
 	}
+	if err := a.setupWorkerOps(); err != nil { // tracing.go
+		return nil, nil, err
+	}
+	ws.ops = true
 	if err := a.openDB(false); err != nil { // the server ran the migrations
 		return nil, nil, fmt.Errorf("zealgo: worker: %w", err)
 	}
@@ -104,11 +109,17 @@ func (ws *workerSide) close() {
 	if ws.db {
 		ws.a.closeDB()
 	}
+	if ws.ops {
+		ws.a.closeOps()
+	}
 }
 
-// Run runs one task.
+// Run runs one task, in its span when it carries a trace.
 func (ws *workerSide) Run(ctx context.Context, c taskpool.Call) taskpool.Result {
-	return ws.a.callTask(ctx, ws.cache, c)
+	ctx, end := ws.a.startTaskSpan(ctx, c) // task_ops.go
+	res := ws.a.callTask(ctx, ws.cache, c)
+	end(res.Fail, res.Err)
+	return res
 }
 
 // callTask loads the task file and runs its func with the call's
@@ -143,7 +154,7 @@ func (a *App) callTask(ctx context.Context, cache *interp.Cache[*taskFunc], c ta
 				attrs = append(attrs, "request_id", rid)
 			}
 			attrs = append(attrs, "file", tf.rel, "panic", pi.desc, "stack", pi.stack())
-			a.log.Error("task panic", attrs...)
+			a.log.ErrorContext(ctx, "task panic", attrs...)
 			res = fail(taskproto.FailPanic, errors.New("panic: "+pi.desc))
 		}
 	}()

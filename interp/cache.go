@@ -32,6 +32,8 @@ type CacheOptions struct {
 	// IdleTTL, if positive, drops the value of a file not asked for within
 	// it; the file is built again on its next Get. Zero means never.
 	IdleTTL time.Duration
+	// Observer, if set, is told of every build (observer.go).
+	Observer Observer
 	// Deps, if set, returns the directories whose Go files a file's build
 	// reads besides the file itself (the application packages it imports:
 	// Dependencies). It is asked before each build; a change to a .go file
@@ -130,7 +132,7 @@ func (c *Cache[T]) Get(path string) (T, error) {
 	// Watch before reading, so that a change during the build is seen.
 	c.watchDir(filepath.Dir(path))
 	c.track(path)
-	v, err := c.build(path)
+	v, err := c.timedBuild(path, false)
 	if errors.Is(err, fs.ErrNotExist) {
 		c.drop(path, e)
 		return v, err
@@ -350,7 +352,7 @@ func (c *Cache[T]) rebuild(path string) {
 	}
 	e.build.Lock()
 	c.track(path)
-	v, err := c.build(path)
+	v, err := c.timedBuild(path, true)
 	if err != nil && c.midSave(path, e) {
 		e.build.Unlock()
 		return

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -116,5 +117,62 @@ func TestCacheEvict(t *testing.T) {
 	}
 	if v, err := c.Get(a); v != "a" || err != nil || builds.Load() != 3 {
 		t.Fatalf("rebuild after evict: %q %v, %d builds", v, err, builds.Load())
+	}
+}
+
+// buildLog is an Observer that keeps what it is told.
+type buildLog struct {
+	mu     sync.Mutex
+	builds []string // "load ok", "reload error", ...
+}
+
+func (b *buildLog) Built(path string, reload bool, d time.Duration, err error) {
+	kind, res := "load", "ok"
+	if reload {
+		kind = "reload"
+	}
+	if err != nil {
+		res = "error"
+	}
+	if d < 0 {
+		res = "negative duration"
+	}
+	b.mu.Lock()
+	b.builds = append(b.builds, filepath.Base(path)+" "+kind+" "+res)
+	b.mu.Unlock()
+}
+
+func (b *buildLog) get() []string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return append([]string(nil), b.builds...)
+}
+
+// TestCacheObserver: the observer hears of the first build, of each
+// rebuild after a change (failed ones too), and not of a missing file.
+func TestCacheObserver(t *testing.T) {
+	var builds atomic.Int64
+	obs := &buildLog{}
+	c, err := interp.NewCache(readBuild(&builds), interp.CacheOptions{Observer: obs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	dir := t.TempDir()
+	if _, err := c.Get(filepath.Join(dir, "missing.go")); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("missing file: %v", err)
+	}
+	path := filepath.Join(dir, "f.go")
+	os.WriteFile(path, []byte("one"), 0o644)
+	if _, err := c.Get(path); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(path, []byte("bad"), 0o644)
+	eventually(t, "a failed reload", func() bool { return len(obs.get()) == 2 })
+	os.WriteFile(path, []byte("two"), 0o644)
+	eventually(t, "a reload", func() bool { return len(obs.get()) == 3 })
+	want := []string{"f.go load ok", "f.go reload error", "f.go reload ok"}
+	if got := obs.get(); strings.Join(got, ",") != strings.Join(want, ",") {
+		t.Fatalf("observer heard %q, want %q", got, want)
 	}
 }

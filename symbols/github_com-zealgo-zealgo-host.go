@@ -59,6 +59,7 @@ func init() {
 		"RequestContextOf":       reflect.ValueOf(host.RequestContextOf),
 		"SessionRedisEnv":        reflect.ValueOf(constant.MakeFromLiteral("\"ZEALGO_SESSION_REDIS\"", token.STRING, 0)),
 		"SessionSecretEnv":       reflect.ValueOf(constant.MakeFromLiteral("\"ZEALGO_SESSION_SECRET\"", token.STRING, 0)),
+		"WithAccessLog":          reflect.ValueOf(host.WithAccessLog),
 		"WithAddr":               reflect.ValueOf(host.WithAddr),
 		"WithBasicAuth":          reflect.ValueOf(host.WithBasicAuth),
 		"WithConfig":             reflect.ValueOf(host.WithConfig),
@@ -69,6 +70,7 @@ func init() {
 		"WithLogger":             reflect.ValueOf(host.WithLogger),
 		"WithMaxExecutionTime":   reflect.ValueOf(host.WithMaxExecutionTime),
 		"WithMaxLoadedFiles":     reflect.ValueOf(host.WithMaxLoadedFiles),
+		"WithMetrics":            reflect.ValueOf(host.WithMetrics),
 		"WithNATS":               reflect.ValueOf(host.WithNATS),
 		"WithRedisSessions":      reflect.ValueOf(host.WithRedisSessions),
 		"WithRoot":               reflect.ValueOf(host.WithRoot),
@@ -76,6 +78,7 @@ func init() {
 		"WithSessionSecret":      reflect.ValueOf(host.WithSessionSecret),
 		"WithTaskCoroutine":      reflect.ValueOf(host.WithTaskCoroutine),
 		"WithTaskWorkers":        reflect.ValueOf(host.WithTaskWorkers),
+		"WithTracerProvider":     reflect.ValueOf(host.WithTracerProvider),
 		"WithUnloadIdle":         reflect.ValueOf(host.WithUnloadIdle),
 
 		// type definitions
@@ -85,6 +88,7 @@ func init() {
 		"Error":             reflect.ValueOf((*host.Error)(nil)),
 		"MiddlewareFactory": reflect.ValueOf((*host.MiddlewareFactory)(nil)),
 		"NATSConfig":        reflect.ValueOf((*host.NATSConfig)(nil)),
+		"OpsConfig":         reflect.ValueOf((*host.OpsConfig)(nil)),
 		"Option":            reflect.ValueOf((*host.Option)(nil)),
 		"Request":           reflect.ValueOf((*host.Request)(nil)),
 		"RequestContext":    reflect.ValueOf((*host.RequestContext)(nil)),

@@ -3,6 +3,10 @@
 // page with its template and stylesheet, a shared package under lib/, a
 // task, a migration, a golden test, a Dockerfile and a README.
 //
+// The Dockerfile (files/Dockerfile.tmpl) is also the repository's own: its
+// Dockerfile and .dockerignore are rendered from the same files for the
+// sample application (Dockerfile, DockerIgnore; a test keeps them equal).
+//
 // The application's files are the tree files/, embedded: a name ending in
 // ".tmpl" is a text/template executed with Data and written without the
 // suffix (every .go file is one, so that this module's go build and go vet
@@ -40,7 +44,15 @@ type Data struct {
 	GoVersion string
 	// Zealgo is the framework the application requires.
 	Zealgo Framework
+	// Main is the package the Dockerfile builds the server from, as go
+	// build takes it: zealgo's own command (MainPackage) for a new
+	// application, or the application's main package ("./cmd/app").
+	Main string
 }
+
+// MainPackage is the package of the zealgo command, which serves a new
+// application.
+const MainPackage = ModulePath + "/cmd/zealgo"
 
 // NewData returns the data for an application with the module path
 // modPath; its Zealgo is the caller's to set (Running).
@@ -50,7 +62,7 @@ func NewData(modPath string) (Data, error) {
 	}
 	prefix, _, _ := module.SplitPathVersion(modPath)
 	name := strings.ToLower(path.Base(prefix))
-	return Data{Module: modPath, Name: name, GoVersion: GoVersion}, nil
+	return Data{Module: modPath, Name: name, GoVersion: GoVersion, Main: MainPackage}, nil
 }
 
 // notName matches what a module path element may not hold.

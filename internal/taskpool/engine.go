@@ -61,6 +61,17 @@ func (e *Engine) backend() Backend {
 // for the backend to accept it. handler and args must have been checked
 // (taskproto.EncodeArgs).
 func (e *Engine) Dispatch(ctx context.Context, handler string, args json.RawMessage, meta map[string]string) (int64, error) {
+	return e.DispatchObserved(ctx, handler, args, meta, nil)
+}
+
+// DispatchObserved is Dispatch that shows the job, its id given, to
+// observe before the backend gets it: observe may add to job.Meta, and the
+// func it returns, if not nil, is called with the backend's answer. A
+// task's end can reach the finish callback before Dispatch returns, so
+// what counts a task in must happen here (metrics, the trace context: the
+// host's operations). A nil observe is Dispatch.
+func (e *Engine) DispatchObserved(ctx context.Context, handler string, args json.RawMessage, meta map[string]string,
+	observe func(job *Job) func(error)) (int64, error) {
 	b := e.backend()
 	if b == nil {
 		return 0, ErrNotStarted
@@ -74,7 +85,16 @@ func (e *Engine) Dispatch(ctx context.Context, handler string, args json.RawMess
 	} else {
 		id = e.seq.Add(1)
 	}
-	if err := b.Dispatch(ctx, Job{ID: id, Handler: handler, Args: args, Meta: meta}); err != nil {
+	job := Job{ID: id, Handler: handler, Args: args, Meta: meta}
+	var end func(error)
+	if observe != nil {
+		end = observe(&job)
+	}
+	err := b.Dispatch(ctx, job)
+	if end != nil {
+		end(err)
+	}
+	if err != nil {
 		return 0, err
 	}
 	return id, nil

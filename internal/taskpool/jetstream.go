@@ -120,7 +120,7 @@ func (b *JetStream) NextID(ctx context.Context) (int64, error) {
 }
 
 // Dispatch publishes the task and returns once JetStream has stored it.
-// The request id in job.Meta travels with it.
+// The request id and the trace context in job.Meta travel with it.
 func (b *JetStream) Dispatch(ctx context.Context, job Job) error {
 	if b.closing.Load() {
 		return ErrStopped
@@ -128,7 +128,8 @@ func (b *JetStream) Dispatch(ctx context.Context, job Job) error {
 	if len(job.Args) > b.maxArgs {
 		return fmt.Errorf("zealgo: task %s: arguments are %d bytes encoded; the bound on this NATS server is %d", job.Handler, len(job.Args), b.maxArgs)
 	}
-	_, err := b.client.Dispatch(ctx, jstask.Task{ID: job.ID, Handler: job.Handler, Args: job.Args, RequestID: job.Meta[MetaRequestID]})
+	_, err := b.client.Dispatch(ctx, jstask.Task{ID: job.ID, Handler: job.Handler, Args: job.Args, RequestID: job.Meta[MetaRequestID],
+		TraceContext: traceOf(job.Meta)})
 	return err
 }
 

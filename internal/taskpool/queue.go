@@ -81,15 +81,21 @@ func (q *queueWorker) close() {
 	}
 }
 
-// queueRunner adapts run to jstask: the task's request id goes into
-// Call.Meta, its delivery into Call.Delivery, and a failure keeps its
+// queueRunner adapts run to jstask: the task's request id and trace
+// context go into Call.Meta, its delivery into Call.Delivery, and a failure keeps its
 // class as the TaskError's kind. A task cut short by the worker's
 // shutdown (its context done) goes back to the queue.
 func queueRunner(run Runner) jstask.Runner {
 	return func(ctx context.Context, t jstask.Task, delivery int) (json.RawMessage, error) {
 		c := Call{ID: t.ID, Task: strings.TrimPrefix(t.Handler, "/task/"), Args: t.Args, Delivery: delivery}
-		if t.RequestID != "" {
-			c.Meta = map[string]string{MetaRequestID: t.RequestID}
+		if t.RequestID != "" || len(t.TraceContext) > 0 {
+			c.Meta = map[string]string{}
+			if t.RequestID != "" {
+				c.Meta[MetaRequestID] = t.RequestID
+			}
+			for k, v := range traceOf(t.TraceContext) {
+				c.Meta[k] = v
+			}
 		}
 		r := run.Run(ctx, c)
 		if r.Err == nil && r.Fail == "" {

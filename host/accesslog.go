@@ -1,0 +1,58 @@
+package host
+
+import (
+	"io"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/zealgo/zealgo/internal/logbuf"
+)
+
+// accessLog writes the access record of a finished request, through
+// Config.Ops.AccessLogger (default: the application's logger) at level
+// info: method, path (without the query,
+// which may hold secrets), status, bytes (of the body sent), duration,
+// request_id, file (the handler or page file that answered; absent when
+// none did) and remote (the peer's address). With tracing on it also
+// carries trace_id and span_id.
+func (a *App) accessLog(r *http.Request, id, file string, status int, size int64, end time.Time, d time.Duration) {
+	ctx := r.Context()
+	h := a.ops.access.Handler()
+	if !h.Enabled(ctx, slog.LevelInfo) {
+		return
+	}
+	attrs := [...]slog.Attr{
+		slog.String("method", r.Method),
+		slog.String("path", r.URL.Path),
+		slog.Int("status", status),
+		slog.Int64("bytes", size),
+		slog.Duration("duration", d),
+		slog.String("request_id", id),
+		slog.String("remote", r.RemoteAddr),
+		slog.String("file", file),
+	}
+	n := len(attrs)
+	if file == "" {
+		n--
+	}
+	// The record is made here rather than by Logger.LogAttrs, which would
+	// look up its caller's program counter, a cost per request that no
+	// handler option uses here.
+	rec := slog.NewRecord(end, slog.LevelInfo, "request", 0)
+	rec.AddAttrs(attrs[:n]...)
+	_ = h.Handle(ctx, rec)
+}
+
+// newServeLogs makes the log of the serve command: text or JSON
+// (Config.Ops.LogFormat) at Config.Ops.LogLevel, on w. Access records go
+// through a buffer (internal/logbuf) written at least every 100ms, so
+// that they cost no system call each; every other record is written at
+// once. Close the logs as the command ends.
+func (a *App) newServeLogs(w io.Writer) (*logbuf.Logs, error) {
+	level, err := a.cfg.Ops.logLevel(a.cfg.Dev)
+	if err != nil {
+		return nil, err
+	}
+	return logbuf.New(w, a.cfg.Ops.LogFormat, level)
+}

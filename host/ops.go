@@ -1,0 +1,237 @@
+package host
+
+import (
+	"context"
+	"errors"
+	"log"
+	"log/slog"
+	"net/http"
+	"sync/atomic"
+	"time"
+
+	"github.com/labstack/echo/v4"
+	"go.opentelemetry.io/otel/trace"
+)
+
+// Operations: what an operator of the application looks at, none of it
+// seen by handler files.
+//
+//   - Health (health.go): Config.Ops.HealthPath (/healthz) answers 200
+//     while the process runs; Config.Ops.ReadyPath (/readyz) answers 200
+//     when the application has started, its database answers a ping and
+//     its task backend is up, and 503 otherwise and while the server
+//     drains at shutdown. Both are answered before anything else: no
+//     middleware, access log, metrics or trace sees them.
+//   - Metrics (metrics.go): Prometheus, on a listener of their own
+//     (Config.Ops.MetricsAddr, off by default), with net/http/pprof beside
+//     them when Config.Ops.Pprof is set.
+//   - Tracing (tracing.go): OpenTelemetry, on when the standard OTEL_*
+//     variables name an exporter or Config.Ops.TracerProvider is set.
+//   - The access log (accesslog.go): one record per request.
+//
+// The request path gains one layer for them (opsRoot), outside the
+// outermost layer of dispatch.go, and one deferred call in it (observe).
+
+// OpsConfig configures health checks, metrics, tracing and the access log.
+type OpsConfig struct {
+	// HealthPath is the liveness check: 200 while the process serves.
+	// Default "/healthz"; empty: not answered (the path is routed as
+	// any other).
+	HealthPath string
+	// ReadyPath is the readiness check: 200 when the application has
+	// started, its database answers and its task backend is up; 503 when
+	// one of them is not, and from the start of a graceful shutdown on.
+	// Default "/readyz"; empty: not answered.
+	ReadyPath string
+	// DrainDelay is how long, at a graceful shutdown, the server goes on
+	// serving with the readiness check failing before it stops accepting
+	// connections, so that a load balancer stops sending requests first.
+	// Default 0.
+	DrainDelay time.Duration
+	// MetricsAddr is the address of the metrics listener, which serves
+	// Prometheus metrics at /metrics. Default "": no listener, and no
+	// metrics are kept.
+	MetricsAddr string
+	// Pprof serves net/http/pprof under /debug/pprof/ on the metrics
+	// listener; it needs MetricsAddr.
+	Pprof bool
+	// AccessLog logs one record per request, at level info, through
+	// AccessLogger: method, path (without the query), status, bytes,
+	// duration, request_id, file (the handler or page file that ran, if
+	// any) and remote.
+	AccessLog bool
+	// AccessLogger receives the access log. Default: the application's
+	// logger; the serve command's own log gives it one that writes the
+	// same format through a buffer, to spare a system call per request.
+	AccessLogger *slog.Logger
+	// LogFormat is the format of the log the serve command makes when
+	// Config.Logger is not set: "text" (the default) or "json".
+	LogFormat string
+	// LogLevel is the level of that log: "debug", "info" (the default;
+	// "debug" with Config.Dev), "warn" or "error".
+	LogLevel string
+	// TracerProvider traces requests and tasks with OpenTelemetry. Default:
+	// one made from the standard OTEL_* environment variables when they
+	// name an exporter (OTEL_TRACES_EXPORTER=otlp, or an
+	// OTEL_EXPORTER_OTLP_ENDPOINT), else no tracing. A provider given here
+	// is not shut down by the application.
+	TracerProvider trace.TracerProvider
+}
+
+func defaultOpsConfig() OpsConfig {
+	return OpsConfig{HealthPath: "/healthz", ReadyPath: "/readyz"}
+}
+
+// WithMetrics sets Config.Ops.MetricsAddr: serve Prometheus metrics at
+// http://addr/metrics.
+func WithMetrics(addr string) Option { return func(c *Config) { c.Ops.MetricsAddr = addr } }
+
+// WithAccessLog sets Config.Ops.AccessLog.
+func WithAccessLog(on bool) Option { return func(c *Config) { c.Ops.AccessLog = on } }
+
+// WithTracerProvider sets Config.Ops.TracerProvider: requests and tasks
+// are traced with tp (an SDK TracerProvider, for example one that exports
+// to a test's in-memory exporter).
+func WithTracerProvider(tp trace.TracerProvider) Option {
+	return func(c *Config) { c.Ops.TracerProvider = tp }
+}
+
+// opsState is the application's side of operations.
+type opsState struct {
+	draining   atomic.Bool  // the server is shutting down: not ready
+	handedOver atomic.Bool  // a supervised child asked for its successor
+	observe    bool         // observe runs for every request
+	setDefault bool         // make the log slog's default at start-up
+	access     *slog.Logger // of the access log
+	metrics    *metrics     // nil without Config.Ops.MetricsAddr
+	registry   registryOnce
+	metricsSrv
+	tracing
+	health healthState
+}
+
+// setupOps makes the metrics and the tracer, once the directories are
+// resolved and before anything compiles or serves.
+func (a *App) setupOps() error {
+	o := &a.cfg.Ops
+	if o.Pprof && o.MetricsAddr == "" {
+		return errors.New("zealgo: pprof is served on the metrics listener: set the metrics address (--metrics-addr) too")
+	}
+	if o.MetricsAddr != "" {
+		a.ops.metrics = newMetrics(a.Metrics())
+		a.registerGauges()
+	}
+	a.ops.access = o.AccessLogger
+	if a.ops.access == nil {
+		a.ops.access = a.log
+	}
+	if err := a.setupTracing(); err != nil {
+		return err
+	}
+	a.ops.observe = a.ops.metrics != nil || o.AccessLog || a.ops.tracer != nil
+	if a.ops.setDefault {
+		slog.SetDefault(a.log)
+	}
+	return nil
+}
+
+// logAsDefault makes the application's log slog's default, and so the
+// log package's output, once the application starts (the serve command
+// asks for it): slog in a handler file then writes through the same
+// handler and format. The returned func puts the previous ones back.
+func (a *App) logAsDefault() func() {
+	prev, w, flags := slog.Default(), log.Writer(), log.Flags()
+	a.ops.setDefault = true
+	return func() {
+		slog.SetDefault(prev)
+		log.SetOutput(w)
+		log.SetFlags(flags)
+	}
+}
+
+// opsRoot wraps the application's handler: health checks first, then
+// the tracing of the request.
+func (a *App) opsRoot(h http.Handler) http.Handler {
+	return a.healthLayer(a.traceLayer(h))
+}
+
+// observe records a finished request: metrics, the access log and the
+// name of its span. The outermost layer defers it when ops.observe is set.
+func (a *App) observe(st *reqState, r *http.Request, res *echo.Response, start time.Time) {
+	end := time.Now()
+	d := end.Sub(start)
+	status := res.Status
+	if status == 0 {
+		status = http.StatusOK // nothing written: net/http sends 200
+	}
+	file := ""
+	if st.file != nil {
+		file = st.file.rel
+	}
+	if m := a.ops.metrics; m != nil {
+		m.request(file, r.Method, status, d)
+	}
+	if a.cfg.Ops.AccessLog {
+		a.accessLog(r, st.id, file, status, res.Size, end, d)
+	}
+	if a.ops.tracer != nil {
+		nameSpan(r, st.id, file)
+	}
+}
+
+// startObserving counts a request in flight; observe counts it out.
+func (a *App) startObserving() time.Time {
+	if m := a.ops.metrics; m != nil {
+		m.inflight.Inc()
+	}
+	return time.Now()
+}
+
+// drain is the first step of a graceful shutdown: the readiness check
+// fails from now on, and the server goes on serving for DrainDelay.
+func (a *App) drain() {
+	if a.ops.handedOver.Load() { // the successor serves the socket already
+		return
+	}
+	a.ops.draining.Store(true)
+	if d := a.cfg.Ops.DrainDelay; d > 0 {
+		a.Logger().Info("zealgo draining: not ready; serving on until the drain delay ends", "drain_delay", d)
+		time.Sleep(d)
+	}
+}
+
+// handOver prepares a supervised child that asks the supervisor for its
+// successor (exectime.go). The successor listens on the metrics address,
+// so this process's metrics listener closes now; and it serves the shared
+// socket by the time this process is told to stop, so this one's shutdown
+// neither waits out the drain delay nor fails the readiness check, which
+// a probe may reach in either process.
+func (a *App) handOver() {
+	a.ops.handedOver.Store(true)
+	a.closeMetricsServer()
+}
+
+// closeOps stops the metrics listener and flushes the traces.
+func (a *App) closeOps() {
+	a.closeMetricsServer()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := a.shutdownTracing(ctx); err != nil {
+		a.Logger().Warn("zealgo: flushing traces", "err", err)
+	}
+}
+
+// logLevel parses Config.Ops.LogLevel.
+func (o *OpsConfig) logLevel(dev bool) (slog.Level, error) {
+	if o.LogLevel == "" {
+		if dev {
+			return slog.LevelDebug, nil
+		}
+		return slog.LevelInfo, nil
+	}
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(o.LogLevel)); err != nil {
+		return 0, errors.New("zealgo: log level " + o.LogLevel + ": want debug, info, warn or error")
+	}
+	return l, nil
+}
