@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/zealgo/zealgo/host"
 	"github.com/zealgo/zealgo/internal/testutil"
@@ -33,7 +34,13 @@ func newSampleServer(t *testing.T, opts ...host.Option) *sampleServer {
 	t.Helper()
 	log := &testutil.Buffer{}
 	opts = append([]host.Option{host.WithRoot(".."), host.WithDataDir(t.TempDir()), host.WithLogOutput(log, slog.LevelInfo),
-		host.WithConfig(func(c *host.Config) { c.ThrottleLimit = 1000 })}, opts...)
+		host.WithConfig(func(c *host.Config) {
+			c.ThrottleLimit = 1000
+			// 50 registrations at once (bcrypt, under -race on 2 cores)
+			// may take longer than the 30 s default; the limit has tests
+			// of its own.
+			c.MaxExecutionTime = 5 * time.Minute
+		})}, opts...)
 	app := host.New(opts...)
 	s := setup(app)
 	h, err := app.Handler()

@@ -113,7 +113,11 @@ type box struct {
 	Styles string   `json:"styles"` // border and background, for messages
 }
 
+// It measures the page scrolled to its top: focusing a form field low on
+// a phone's screen scrolls the page, and the bar is measured where it
+// stands at the top.
 const measureJS = `(() => {
+	window.scrollTo(0, 0);
 	const name = e => e.tagName.toLowerCase() + (e.id ? '#' + e.id : '') +
 		(typeof e.className === 'string' && e.className ? '.' + e.className.trim().split(/\s+/).join('.') : '');
 	const sides = ['Top', 'Right', 'Bottom', 'Left'];
