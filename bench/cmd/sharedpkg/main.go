@@ -13,7 +13,6 @@
 package main
 
 import (
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -26,25 +25,6 @@ import (
 
 	"github.com/zealgo/zealgo/bench/internal/benchutil"
 )
-
-const memFile = `//go:build ignore
-
-package main
-
-import (
-	"runtime"
-	"runtime/debug"
-
-	"github.com/zealgo/zealgo/host"
-)
-
-var mem = func(api *host.API) any {
-	debug.FreeOSMemory()
-	var m runtime.MemStats
-	runtime.ReadMemStats(&m)
-	return map[string]any{"heap_inuse": m.HeapInuse}
-}
-`
 
 // handlerWith imports the shared package and calls one of its funcs;
 // handlerWithout answers the same without it.
@@ -151,7 +131,7 @@ func measure(bin string, n, lines int, with bool) (row, error) {
 	defer os.RemoveAll(root)
 	pkg, funcs := sharedPkg(lines)
 	r.pkgLines = strings.Count(pkg, "\n")
-	tree := map[string]string{"go.mod": "module example.com/bench\n\ngo 1.22\n", "api/bench/mem.go": memFile,
+	tree := map[string]string{"go.mod": "module example.com/bench\n\ngo 1.22\n", "api/bench/mem.go": benchutil.MemProbe,
 		"lib/shared/shared.go": pkg}
 	for k := 0; k < n; k++ {
 		src := fmt.Sprintf(handlerWithout, k)
@@ -177,7 +157,7 @@ func measure(bin string, n, lines int, with bool) (row, error) {
 		return r, err
 	}
 	defer srv.Stop()
-	if r.heapBase, err = heap(srv); err != nil {
+	if r.heapBase, err = srv.Heap(); err != nil {
 		return r, err
 	}
 	if r.rssBase, err = srv.RSS(); err != nil {
@@ -190,7 +170,7 @@ func measure(bin string, n, lines int, with bool) (row, error) {
 		}
 		r.cold = append(r.cold, d)
 	}
-	if r.heapAll, err = heap(srv); err != nil {
+	if r.heapAll, err = srv.Heap(); err != nil {
 		return r, err
 	}
 	r.rssAll, err = srv.RSS()
@@ -210,20 +190,4 @@ func timedGet(url string) (time.Duration, error) {
 		return 0, fmt.Errorf("sharedpkg: %s: %d %s", url, resp.StatusCode, b)
 	}
 	return time.Since(t0), nil
-}
-
-// heap returns the server's Go heap in use, after a collection.
-func heap(srv *benchutil.Server) (int64, error) {
-	resp, err := http.Get(srv.URL("/api/bench/mem"))
-	if err != nil {
-		return 0, err
-	}
-	defer resp.Body.Close()
-	var m struct {
-		HeapInuse int64 `json:"heap_inuse"`
-	}
-	if err := json.NewDecoder(resp.Body).Decode(&m); err != nil {
-		return 0, fmt.Errorf("sharedpkg: heap: %w", err)
-	}
-	return m.HeapInuse, nil
 }

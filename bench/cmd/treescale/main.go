@@ -10,7 +10,6 @@
 package main
 
 import (
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -24,25 +23,6 @@ import (
 
 	"github.com/zealgo/zealgo/bench/internal/benchutil"
 )
-
-const memFile = `//go:build ignore
-
-package main
-
-import (
-	"runtime"
-	"runtime/debug"
-
-	"github.com/zealgo/zealgo/host"
-)
-
-var mem = func(api *host.API) any {
-	debug.FreeOSMemory()
-	var m runtime.MemStats
-	runtime.ReadMemStats(&m)
-	return map[string]any{"heap_inuse": m.HeapInuse}
-}
-`
 
 const handlerFile = `//go:build ignore
 
@@ -111,7 +91,7 @@ func measure(bin string, n, capN int) (row, error) {
 		return r, err
 	}
 	defer os.RemoveAll(root)
-	if err := write(filepath.Join(root, "api", "bench", "mem.go"), memFile); err != nil {
+	if err := write(filepath.Join(root, "api", "bench", "mem.go"), benchutil.MemProbe); err != nil {
 		return r, err
 	}
 	for k := 0; k < n; k++ {
@@ -132,7 +112,7 @@ func measure(bin string, n, capN int) (row, error) {
 	}
 	defer srv.Stop()
 	r.start = srv.Ready
-	if r.heapBase, err = heap(srv); err != nil {
+	if r.heapBase, err = srv.Heap(); err != nil {
 		return r, err
 	}
 	if r.rssBase, err = srv.RSS(); err != nil {
@@ -153,7 +133,7 @@ func measure(bin string, n, capN int) (row, error) {
 	if n > 1 {
 		r.mean = time.Since(t0) / time.Duration(n-1)
 	}
-	if r.heapAll, err = heap(srv); err != nil {
+	if r.heapAll, err = srv.Heap(); err != nil {
 		return r, err
 	}
 	if r.rssAll, err = srv.RSS(); err != nil {
@@ -185,19 +165,4 @@ func timedGet(url string) (time.Duration, error) {
 		return 0, fmt.Errorf("treescale: GET %s: %s", url, resp.Status)
 	}
 	return time.Since(t0), nil
-}
-
-func heap(srv *benchutil.Server) (int64, error) {
-	resp, err := http.Get(srv.URL("/api/bench/mem"))
-	if err != nil {
-		return 0, err
-	}
-	defer resp.Body.Close()
-	var m struct {
-		HeapInuse int64 `json:"heap_inuse"`
-	}
-	if err := json.NewDecoder(resp.Body).Decode(&m); err != nil {
-		return 0, fmt.Errorf("treescale: memory probe: %w", err)
-	}
-	return m.HeapInuse, nil
 }

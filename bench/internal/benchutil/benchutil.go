@@ -3,6 +3,7 @@
 package benchutil
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -119,3 +120,41 @@ func Ms(d time.Duration) string { return fmt.Sprintf("%.2f ms", float64(d)/float
 
 // MiB formats n bytes in MiB with one decimal.
 func MiB(n int64) string { return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20)) }
+
+// MemProbe is a handler file, api/bench/mem.go, that answers the server's
+// Go heap in use after a collection: Server.Heap reads it.
+const MemProbe = `//go:build ignore
+
+package main
+
+import (
+	"runtime"
+	"runtime/debug"
+
+	"github.com/zealgo/zealgo/host"
+)
+
+var mem = func(api *host.API) any {
+	debug.FreeOSMemory()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return map[string]any{"heap_inuse": m.HeapInuse}
+}
+`
+
+// Heap returns the server's Go heap in use, after a collection, from its
+// MemProbe at /api/bench/mem.
+func (s *Server) Heap() (int64, error) {
+	resp, err := http.Get(s.URL("/api/bench/mem"))
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	var m struct {
+		HeapInuse int64 `json:"heap_inuse"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&m); err != nil {
+		return 0, fmt.Errorf("benchutil: memory probe: %w", err)
+	}
+	return m.HeapInuse, nil
+}
