@@ -111,21 +111,16 @@ func (w window) total() int64 { return w.ping[0] + w.rows[0] + w.tasks[0] + w.fa
 func (w window) refused() int64 { return w.ping[2] + w.rows[2] + w.tasks[2] }
 
 // get requests url; a status other than 200 is an error.
-func get(url string) error {
-	resp, err := client.Get(url)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	_, _ = io.Copy(io.Discard, resp.Body)
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("status %d", resp.StatusCode)
-	}
-	return nil
+func get(url string) error { return ok200(client.Get(url)) }
+
+// post sends {"n":n} to url; a status other than 200 is an error.
+func post(url string, n int) error {
+	return ok200(client.Post(url, "application/json", strings.NewReader(fmt.Sprintf(`{"n":%d}`, n))))
 }
 
-func post(url string, n int) error {
-	resp, err := client.Post(url, "application/json", strings.NewReader(fmt.Sprintf(`{"n":%d}`, n)))
+// ok200 drains and closes the answer of a request, and returns its error
+// or, for a status other than 200, one naming the status.
+func ok200(resp *http.Response, err error) error {
 	if err != nil {
 		return err
 	}
