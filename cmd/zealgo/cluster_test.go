@@ -92,7 +92,7 @@ func start(t *testing.T, addr string, env []string, args ...string) *process {
 }
 
 // kill ends the process with SIGKILL and waits for it; for serve, the
-// supervisor and then the serving process, as when the machine fails.
+// serving process and the supervisor together, as when the machine fails.
 func (p *process) kill() {
 	kids, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/children", p.cmd.Process.Pid))
 	var pids []int
@@ -104,10 +104,15 @@ func (p *process) kill() {
 			}
 		}
 	}
-	_ = p.cmd.Process.Signal(syscall.SIGKILL)
+	// The supervisor is frozen first, so that it neither restarts the
+	// serving process nor, by dying first, lets it see the supervisor gone
+	// and shut down gracefully (which fails its running tasks) before its
+	// own SIGKILL lands.
+	_ = p.cmd.Process.Signal(syscall.SIGSTOP)
 	for _, pid := range pids {
 		_ = syscall.Kill(pid, syscall.SIGKILL) // by its pid
 	}
+	_ = p.cmd.Process.Signal(syscall.SIGKILL)
 	<-p.exited
 }
 
