@@ -20,6 +20,10 @@ func main() {
 	flag.Parse()
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
+	// The same handler as api/hello.go, compiled.
+	e.GET("/api/hello", func(c echo.Context) error {
+		return c.JSON(http.StatusOK, map[string]any{"message": "hello"})
+	})
 	// The same handler as api/php/get.go, compiled.
 	e.GET("/api/php/get", func(c echo.Context) error {
 		return c.JSON(http.StatusOK, benchlib.QueryParams(c.QueryParams()))
