@@ -1,7 +1,6 @@
 <?php
 // GET /api/bench/work behind nginx: the 100 records of api/bench/work.go,
-// keys in Go's order. The score is $i * 3 / 2, which PHP keeps an int when
-// it is whole, so that it is encoded 3 and not 3.0 (as Go encodes it).
+// keys in Go's order (json_encode writes a whole float as 3, as Go does).
 $n = 100;
 $recs = [];
 for ($i = 0; $i < $n; $i++) {
@@ -9,7 +8,7 @@ for ($i = 0; $i < $n; $i++) {
         'active' => $i % 2 == 0,
         'id' => $i,
         'name' => 'record ' . $i,
-        'score' => $i * 3 / 2,
+        'score' => $i * 1.5,
         'tags' => ['alpha', 'beta'],
     ];
 }
