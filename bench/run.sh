@@ -29,19 +29,25 @@ ONLY=${ONLY:-$ALL_SECTIONS}       # the sections to run
 SCENARIOS=${SCENARIOS:-0,1,2,3}   # the load scenarios to run
 PEERS=${PEERS:-node,php}          # the other servers of the load scenarios: node, php (nginx + PHP-FPM), or none
 PHP_CHILDREN=${PHP_CHILDREN:-$(($(nproc) * 2))}  # PHP-FPM workers (pm static)
-PARTIAL=""
-if [ "$ONLY" != "$ALL_SECTIONS" ] || [ "$SCENARIOS" != 0,1,2,3 ] || [ "$PEERS" != node,php ]; then PARTIAL=1; fi
-# A partial run never replaces the full results unless OUT says so.
-if [ -n "$PARTIAL" ]; then OUT=${OUT:-${TMPDIR:-/tmp}/zealgo-bench-partial.md}; else OUT=${OUT:-$REPO/bench/RESULTS.md}; fi
 
 log() { printf '[bench] %s\n' "$*" >&2; }
 die() { log "$*"; exit 1; }
 in_list() { [[ ",$2," == *",$1,"* ]]; } # item comma-list
 want() { in_list "$1" "$ONLY"; }       # section
 want_peer() { want load && in_list "$1" "$PEERS"; }
-for x in ${ONLY//,/ }; do in_list "$x" "$ALL_SECTIONS" || die "ONLY: unknown section $x (sections: $ALL_SECTIONS)"; done
-for x in ${SCENARIOS//,/ }; do in_list "$x" 0,1,2,3 || die "SCENARIOS: unknown load scenario $x (0,1,2,3)"; done
-for x in ${PEERS//,/ }; do in_list "$x" node,php,none || die "PEERS: unknown server $x (node, php, none)"; done
+# check_list fails on a name of list that known lacks, and sets PARTIAL
+# when list lacks one of full.
+PARTIAL=""
+check_list() { # setting list known full
+	local x
+	for x in ${2//,/ }; do in_list "$x" "$3" || die "$1: unknown name $x (known: $3)"; done
+	for x in ${4//,/ }; do in_list "$x" "$2" || PARTIAL=1; done
+}
+check_list ONLY "$ONLY" "$ALL_SECTIONS" "$ALL_SECTIONS"
+check_list SCENARIOS "$SCENARIOS" 0,1,2,3 0,1,2,3
+check_list PEERS "$PEERS" node,php,none node,php
+# A partial run never replaces the full results unless OUT says so.
+if [ -n "$PARTIAL" ]; then OUT=${OUT:-${TMPDIR:-/tmp}/zealgo-bench-partial.md}; else OUT=${OUT:-$REPO/bench/RESULTS.md}; fi
 
 apt_install() { # Debian packages
 	log "installing $*"
@@ -254,7 +260,7 @@ check_answers() {
 	local row id scen port path ref_body ref_type
 	declare -A want_body want_type
 	for row in "${ROWS[@]}"; do
-		IFS='|' read -r id scen _ port path ref _ <<<"$row"
+		IFS='|' read -r id scen _ port path _ <<<"$row"
 		http_answer "$port" "$path"
 		[ "$ANS_STATUS" = 200 ] || die "$id: http://127.0.0.1:$port$path answered status $ANS_STATUS: $(head -c 300 <<<"$ANS_BODY")"
 		if [ "${id%-ref}" != "$id" ]; then
