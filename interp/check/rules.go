@@ -57,11 +57,14 @@ var Rules = []Rule{
 	{"build-ignore", "a file without //go:build ignore", false, true},
 	{"go-panic", "a panic in a goroutine the file starts", true, false},
 	{"init-loop", "package-level initialization that never ends", true, false},
+	{"defer-eval", "a deferred call's arguments evaluated at the defer statement", false, true},
+	{"fmt-types", "fmt printing the file's types (%T, %#v, %+v, Error and String methods)", false, true},
 }
 
 // applyRules reports the traps the file falls into.
 func (fc *fileCheck) applyRules() {
 	fc.buildIgnore()
+	fc.modeRules()
 	ast.Inspect(fc.r.File, func(n ast.Node) bool {
 		switch x := n.(type) {
 		case *ast.RangeStmt:

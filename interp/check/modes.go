@@ -1,0 +1,346 @@
+package check
+
+import (
+	"go/ast"
+	"go/token"
+	"go/types"
+	"strconv"
+	"strings"
+)
+
+// Rules for what runs in both modes but not alike: interpreted (Yaegi)
+// and built (zealgo build, the Go compiler). They are warnings: the file
+// is valid, it only prints or computes something else. docs/modes.md
+// lists them with the rest of the differences.
+
+// modeRules applies the rules that need a node's ancestors.
+func (fc *fileCheck) modeRules() {
+	if !fc.r.Typed {
+		return
+	}
+	walkStack(fc.r.File, func(n ast.Node, stack []ast.Node) bool {
+		switch x := n.(type) {
+		case *ast.DeferStmt:
+			fc.deferEval(x, stack)
+		case *ast.CallExpr:
+			fc.fmtTypes(x)
+		}
+		return true
+	})
+}
+
+// deferEval reports a deferred call that Yaegi evaluates late: it reads a
+// deferred call's variable arguments and receiver when the call runs, not
+// at the defer statement (measured: x := 1; defer rec(x); x = 3 records
+// 3), and in a loop even a func literal's captured variables and computed
+// arguments are those of the last iteration.
+func (fc *fileCheck) deferEval(d *ast.DeferStmt, stack []ast.Node) {
+	loop, fn := enclosing(stack)
+	if fn == nil {
+		return
+	}
+	var late []string
+	seen := map[types.Object]bool{}
+	mark := func(v *types.Var) {
+		if !seen[v] {
+			seen[v] = true
+			late = append(late, v.Name())
+		}
+	}
+	inLoop := func(v *types.Var) bool { return loop != nil && v.Pos() >= loop.Pos() && v.Pos() < loop.End() }
+	ast.Inspect(d.Call, func(n ast.Node) bool {
+		if u, ok := n.(*ast.UnaryExpr); ok && u.Op == token.AND {
+			if _, ok := u.X.(*ast.Ident); ok {
+				return false // &x: the address does not change
+			}
+		}
+		if _, ok := n.(*ast.Ident); ok && n == d.Call.Fun {
+			return false // f(): a func value, read at the defer statement
+		}
+		if lit, ok := n.(*ast.FuncLit); ok && n == ast.Unparen(d.Call.Fun) {
+			fc.capturedIn(lit, func(v *types.Var) {
+				if inLoop(v) {
+					mark(v)
+				}
+			})
+			return false
+		}
+		id, ok := n.(*ast.Ident)
+		if !ok {
+			return true
+		}
+		if v, ok := fc.r.Info.Uses[id].(*types.Var); ok && !v.IsField() && v.Parent() != nil && v.Parent() != fc.pkg.Scope() &&
+			(inLoop(v) || fc.assignedAfter(fn, d, d.End(), v) || loop != nil && fc.assignedAfter(loop, d, loop.Pos(), v)) {
+			mark(v)
+		}
+		return true
+	})
+	if len(late) == 0 {
+		return
+	}
+	list := strings.Join(late, ", ")
+	fc.report(d.Pos(), "defer-eval", "interpreted, this deferred call sees the last value of %s, which changes after the defer statement "+
+		"(in a loop, every iteration's call sees the last iteration's); built, Go evaluates it at the defer statement: "+
+		"capture it in a closure first, f := func() { ... }; defer f() (the host copies the loop variables a closure captures), "+
+		"or run the loop's body in a func of its own", list)
+}
+
+// enclosing returns the outermost loop of the innermost func of stack,
+// and that func's body.
+func enclosing(stack []ast.Node) (loop ast.Node, body *ast.BlockStmt) {
+	for i := len(stack) - 1; i >= 0; i-- {
+		switch x := stack[i].(type) {
+		case *ast.ForStmt, *ast.RangeStmt:
+			loop = x
+		case *ast.FuncLit:
+			return loop, x.Body
+		case *ast.FuncDecl:
+			return loop, x.Body
+		}
+	}
+	return loop, nil
+}
+
+// capturedIn calls f with each variable that lit uses and does not declare.
+func (fc *fileCheck) capturedIn(lit *ast.FuncLit, f func(*types.Var)) {
+	ast.Inspect(lit.Body, func(n ast.Node) bool {
+		if id, ok := n.(*ast.Ident); ok {
+			if v, ok := fc.r.Info.Uses[id].(*types.Var); ok && !v.IsField() && (v.Pos() < lit.Pos() || v.Pos() >= lit.End()) {
+				f(v)
+			}
+		}
+		return true
+	})
+}
+
+// assignedAfter reports whether body assigns v (or an element or field of
+// it), or takes its address, from the position from on, outside d.
+func (fc *fileCheck) assignedAfter(body ast.Node, d *ast.DeferStmt, from token.Pos, v *types.Var) bool {
+	found := false
+	is := func(e ast.Expr) bool {
+		for {
+			switch x := e.(type) {
+			case *ast.Ident:
+				return fc.r.Info.Uses[x] == v
+			case *ast.IndexExpr:
+				e = x.X
+			case *ast.SelectorExpr:
+				e = x.X
+			case *ast.StarExpr:
+				e = x.X
+			case *ast.ParenExpr:
+				e = x.X
+			default:
+				return false
+			}
+		}
+	}
+	ast.Inspect(body, func(n ast.Node) bool {
+		if found || n == nil {
+			return false
+		}
+		if n.Pos() < from || n == d {
+			return n != d
+		}
+		switch x := n.(type) {
+		case *ast.AssignStmt:
+			for _, l := range x.Lhs {
+				found = found || is(l)
+			}
+		case *ast.IncDecStmt:
+			found = found || is(x.X)
+		case *ast.UnaryExpr:
+			found = found || x.Op == token.AND && is(x.X)
+		}
+		return !found
+	})
+	return found
+}
+
+// fmtFormat gives the index of the format argument of fmt's formatting
+// funcs; fmtPrint lists its funcs without a format.
+var (
+	fmtFormat = map[string]int{"Printf": 0, "Sprintf": 0, "Errorf": 0, "Fprintf": 1, "Appendf": 1}
+	fmtPrint  = map[string]int{"Print": 0, "Println": 0, "Sprint": 0, "Sprintln": 0, "Fprint": 1, "Fprintln": 1, "Append": 1, "Appendln": 1}
+)
+
+// fmtTypes reports values of the file's types that fmt prints otherwise
+// interpreted than built: the interpreter gives fmt (compiled) a value of
+// a type it built at run time (reflect.StructOf), without the type's name
+// or methods. Measured with Yaegi v0.16.1 (testdata/traps/api/fmt_*.go).
+func (fc *fileCheck) fmtTypes(call *ast.CallExpr) {
+	sel, ok := call.Fun.(*ast.SelectorExpr)
+	if !ok || call.Ellipsis.IsValid() {
+		return
+	}
+	id, ok := sel.X.(*ast.Ident)
+	if !ok || fc.pkgOf[id.Name] != "fmt" {
+		return
+	}
+	if _, isPkg := fc.r.Info.Uses[id].(*types.PkgName); !isPkg {
+		return
+	}
+	if first, ok := fmtPrint[sel.Sel.Name]; ok {
+		for _, a := range call.Args[min(first, len(call.Args)):] {
+			fc.fmtArg(a, 'v', "")
+		}
+		return
+	}
+	fi, ok := fmtFormat[sel.Sel.Name]
+	if !ok || fi >= len(call.Args) {
+		return
+	}
+	tv := fc.r.Info.Types[call.Args[fi]]
+	if tv.Value == nil {
+		return
+	}
+	for _, v := range formatVerbs(constantString(tv)) {
+		if i := fi + 1 + v.arg; i < len(call.Args) {
+			fc.fmtArg(call.Args[i], v.verb, v.flags)
+		}
+	}
+}
+
+func constantString(tv types.TypeAndValue) string {
+	s, err := strconv.Unquote(tv.Value.ExactString())
+	if err != nil {
+		return ""
+	}
+	return s
+}
+
+// fmtArg reports one argument printed with verb (and its flags).
+func (fc *fileCheck) fmtArg(a ast.Expr, verb byte, flags string) {
+	t := fc.typeOf(a)
+	if t == nil || types.IsInterface(t) {
+		return // an interface value (error, fmt.Stringer, any) is printed alike
+	}
+	name, own := fc.ownNamed(t)
+	switch {
+	case own && verb == 'T':
+		fc.report(a.Pos(), "fmt-types", "%%T of %s prints main.%s built, but the structure of the type interpreted "+
+			"(struct { ... }, or a wrapper's name): print a name of your own instead", name, name)
+	case own && verb == 'v' && strings.Contains(flags, "#"):
+		fc.report(a.Pos(), "fmt-types", "%%#v of %s prints main.%s{...} built, but struct { ... }{...} interpreted: "+
+			"print the fields you want with %%v, or build the text yourself", name, name)
+	case own && verb == 'v' && strings.Contains(flags, "+") && hasUnexported(t):
+		fc.report(a.Pos(), "fmt-types", "%%+v of %s names its unexported fields with an X prefix interpreted (Xname:...), "+
+			"as declared built: print them with %%v, or name them yourself", name)
+	case own && strings.IndexByte("dboxXeEfFgGcU", verb) >= 0 && fc.hasOwnMethods(t) && !isPointer(t):
+		fc.report(a.Pos(), "fmt-types", "%%%c of %s, a type with methods, prints the interpreter's wrapper ({3 5461472}) interpreted: "+
+			"convert it first (%%%c with int(x), float64(x), ...)", verb, name, verb)
+	case strings.IndexByte("vsq", verb) >= 0:
+		fc.fmtMethods(a, t)
+	}
+}
+
+// fmtMethods reports a value whose Error method fmt calls built but not
+// interpreted, or elements whose String or Error methods it misses.
+func (fc *fileCheck) fmtMethods(a ast.Expr, t types.Type) {
+	if name, own := fc.ownNamed(t); own && hasMethod(t, "Error") {
+		fc.report(a.Pos(), "fmt-types", "fmt calls the Error method of this %s built, but prints its fields interpreted (&{...}): "+
+			"print it as an error value (var err error = x) or call its Error method", name)
+		return
+	}
+	var elem types.Type
+	switch x := under(t).(type) {
+	case *types.Slice:
+		elem = x.Elem()
+	case *types.Array:
+		elem = x.Elem()
+	case *types.Map:
+		elem = x.Elem()
+	default:
+		return
+	}
+	if name, own := fc.ownNamed(elem); own && (hasMethod(elem, "String") || hasMethod(elem, "Error")) {
+		fc.report(a.Pos(), "fmt-types", "fmt calls the String or Error method of each %s in this value built, but not interpreted: "+
+			"print the elements one by one, or build the text yourself", name)
+	}
+}
+
+// ownNamed returns the name of t, or of what t points to, when the file
+// declares it.
+func (fc *fileCheck) ownNamed(t types.Type) (string, bool) {
+	if p, ok := t.(*types.Pointer); ok {
+		t = p.Elem()
+	}
+	n, ok := t.(*types.Named)
+	if !ok || fc.pkg == nil || n.Obj().Pkg() != fc.pkg {
+		return "", false
+	}
+	return n.Obj().Name(), true
+}
+
+// hasMethod reports whether t (or *t) has the method name.
+func hasMethod(t types.Type, name string) bool {
+	if _, isPtr := t.(*types.Pointer); !isPtr {
+		t = types.NewPointer(t)
+	}
+	ms := types.NewMethodSet(t)
+	for i := 0; i < ms.Len(); i++ {
+		if ms.At(i).Obj().Name() == name {
+			return true
+		}
+	}
+	return false
+}
+
+func isPointer(t types.Type) bool {
+	_, ok := t.(*types.Pointer)
+	return ok
+}
+
+// hasUnexported reports whether t, or what it points to, is a struct with
+// an unexported field.
+func hasUnexported(t types.Type) bool {
+	if p, ok := t.(*types.Pointer); ok {
+		t = p.Elem()
+	}
+	s, ok := under(t).(*types.Struct)
+	if !ok {
+		return false
+	}
+	for i := 0; i < s.NumFields(); i++ {
+		if f := s.Field(i); !f.Exported() && f.Name() != "_" {
+			return true
+		}
+	}
+	return false
+}
+
+// fmtVerb is one verb of a format, with its flags and argument index.
+type fmtVerb struct {
+	arg   int
+	verb  byte
+	flags string
+}
+
+// formatVerbs returns the verbs of format, or none when it uses explicit
+// argument indexes.
+func formatVerbs(format string) []fmtVerb {
+	var out []fmtVerb
+	arg := 0
+	for i := 0; i < len(format); i++ {
+		if format[i] != '%' {
+			continue
+		}
+		i++
+		start := i
+		for i < len(format) && strings.IndexByte("+-# 0123456789.*[]", format[i]) >= 0 {
+			switch format[i] {
+			case '*':
+				arg++
+			case '[':
+				return nil
+			}
+			i++
+		}
+		if i >= len(format) || format[i] == '%' {
+			continue
+		}
+		out = append(out, fmtVerb{arg: arg, verb: format[i], flags: format[start:i]})
+		arg++
+	}
+	return out
+}
