@@ -261,10 +261,11 @@ func (fc *fileCheck) defined(es ...ast.Expr) map[types.Object]bool {
 // captured returns, in declaration order, the names of vars that escape
 // the iteration: captured by a func literal that is not called at once in
 // it (stored, passed, returned, started with go or deferred), or whose
-// address body keeps (&v, &v.f, &v[i] of an array, v[:], a method value
-// with a pointer receiver). A closure called where it is written, or an
-// address passed as a call's argument, sees the variable of its own
-// iteration in both modes and needs no copy.
+// address body keeps (&v, &v.f, &v[i] of an array, v[:]). A closure
+// called where it is written, or an address passed as a call's argument,
+// sees the variable of its own iteration in both modes and needs no copy.
+// (A method value, which Yaegi binds when it is called, is the
+// method-value rule's.)
 func (fc *fileCheck) captured(body *ast.BlockStmt, vars map[types.Object]bool) []string {
 	hit := map[types.Object]bool{}
 	walkStack(body, func(n ast.Node, stack []ast.Node) bool {
@@ -286,10 +287,6 @@ func (fc *fileCheck) captured(body *ast.BlockStmt, vars map[types.Object]bool) [
 			}
 		case *ast.SliceExpr:
 			if _, isArray := under(fc.typeOf(x.X)).(*types.Array); isArray {
-				fc.keptAddress(x.X, x, stack, vars, hit)
-			}
-		case *ast.SelectorExpr:
-			if fc.pointerMethodValue(x) {
 				fc.keptAddress(x.X, x, stack, vars, hit)
 			}
 		}
@@ -359,22 +356,6 @@ func (fc *fileCheck) addrRoot(e ast.Expr) types.Object {
 			return nil
 		}
 	}
-}
-
-// pointerMethodValue reports whether x selects a method with a pointer
-// receiver on a value that is not a pointer: Go takes the value's address.
-func (fc *fileCheck) pointerMethodValue(x *ast.SelectorExpr) bool {
-	sel := fc.r.Info.Selections[x]
-	if sel == nil || sel.Kind() != types.MethodVal || sel.Indirect() {
-		return false
-	}
-	sig, ok := sel.Obj().Type().(*types.Signature)
-	if !ok || sig.Recv() == nil {
-		return false
-	}
-	_, ptrRecv := sig.Recv().Type().(*types.Pointer)
-	_, ptrX := under(fc.typeOf(x.X)).(*types.Pointer)
-	return ptrRecv && !ptrX
 }
 
 // isAppend reports whether call is the builtin append.

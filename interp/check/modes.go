@@ -24,6 +24,8 @@ func (fc *fileCheck) modeRules() {
 			fc.deferEval(x, stack)
 		case *ast.CallExpr:
 			fc.fmtTypes(x)
+		case *ast.SelectorExpr:
+			fc.methodValue(x, stack)
 		}
 		return true
 	})
@@ -69,8 +71,7 @@ func (fc *fileCheck) deferEval(d *ast.DeferStmt, stack []ast.Node) {
 		if !ok {
 			return true
 		}
-		if v, ok := fc.r.Info.Uses[id].(*types.Var); ok && !v.IsField() && v.Parent() != nil && v.Parent() != fc.pkg.Scope() &&
-			(inLoop(v) || fc.assignedAfter(fn, d, d.End(), v) || loop != nil && fc.assignedAfter(loop, d, loop.Pos(), v)) {
+		if v, ok := fc.r.Info.Uses[id].(*types.Var); ok && fc.changesLater(v, d, loop, fn, true) {
 			mark(v)
 		}
 		return true
@@ -83,6 +84,64 @@ func (fc *fileCheck) deferEval(d *ast.DeferStmt, stack []ast.Node) {
 		"(in a loop, every iteration's call sees the last iteration's); built, Go evaluates it at the defer statement: "+
 		"capture it in a closure first, f := func() { ... }; defer f() (the host copies the loop variables a closure captures), "+
 		"or run the loop's body in a func of its own", list)
+}
+
+// changesLater reports whether the local variable v may hold another
+// value when a deferred call or a method value at n runs than at n:
+// declared in the loop around n, or assigned from n on (its fields and
+// elements too, when fields is set).
+func (fc *fileCheck) changesLater(v *types.Var, n ast.Node, loop ast.Node, fn *ast.BlockStmt, fields bool) bool {
+	if v.IsField() || v.Parent() == nil || fc.pkg == nil || v.Parent() == fc.pkg.Scope() {
+		return false
+	}
+	if loop != nil && v.Pos() >= loop.Pos() && v.Pos() < loop.End() {
+		return true
+	}
+	return fc.assignedAfter(fn, n, n.End(), v, fields) || loop != nil && fc.assignedAfter(loop, n, loop.Pos(), v, fields)
+}
+
+// methodValue reports a method value (x.M, not called where it is
+// written) whose receiver changes before it is called: Yaegi evaluates
+// the receiver when the method value is called (measured: p := vp{1};
+// m := p.Get; p = vp{5}; m() gives 5 interpreted, 1 built; in a loop,
+// every iteration's method value calls the last element's method).
+func (fc *fileCheck) methodValue(sel *ast.SelectorExpr, stack []ast.Node) {
+	s := fc.r.Info.Selections[sel]
+	if s == nil || s.Kind() != types.MethodVal || len(stack) == 0 {
+		return
+	}
+	parent := stack[len(stack)-1]
+	if call, ok := parent.(*ast.CallExpr); ok && call.Fun == sel || fc.passedToCall(sel, stack) {
+		return // called at once, or handed to a call that uses it now
+	}
+	loop, fn := enclosing(stack)
+	if fn == nil {
+		return
+	}
+	valueRecv := true
+	if sig, ok := s.Obj().Type().(*types.Signature); ok && sig.Recv() != nil {
+		_, ptr := sig.Recv().Type().(*types.Pointer)
+		valueRecv = !ptr
+	}
+	var late []string
+	seen := map[types.Object]bool{}
+	ast.Inspect(sel.X, func(n ast.Node) bool {
+		if id, ok := n.(*ast.Ident); ok {
+			if v, ok := fc.r.Info.Uses[id].(*types.Var); ok && !seen[v] && fc.changesLater(v, sel, loop, fn, valueRecv) {
+				seen[v] = true
+				late = append(late, v.Name())
+			}
+		}
+		return true
+	})
+	if len(late) == 0 {
+		return
+	}
+	fc.report(sel.Pos(), "method-value", "interpreted, the method value %s reads its receiver when it is called, and %s changes "+
+		"after this line (in a loop, every iteration's method value calls the last one's); built, Go binds the receiver here: "+
+		"write a closure that calls %s(...) instead (the host copies the loop variables a closure captures), "+
+		"or take the method value of a variable that does not change", types.ExprString(sel), strings.Join(late, ", "),
+		types.ExprString(sel))
 }
 
 // enclosing returns the outermost loop of the innermost func of stack,
@@ -114,8 +173,9 @@ func (fc *fileCheck) capturedIn(lit *ast.FuncLit, f func(*types.Var)) {
 }
 
 // assignedAfter reports whether body assigns v (or an element or field of
-// it), or takes its address, from the position from on, outside d.
-func (fc *fileCheck) assignedAfter(body ast.Node, d *ast.DeferStmt, from token.Pos, v *types.Var) bool {
+// it, when fields is set), or takes its address, from the position from
+// on, outside skip.
+func (fc *fileCheck) assignedAfter(body ast.Node, skip ast.Node, from token.Pos, v *types.Var, fields bool) bool {
 	found := false
 	is := func(e ast.Expr) bool {
 		for {
@@ -123,10 +183,19 @@ func (fc *fileCheck) assignedAfter(body ast.Node, d *ast.DeferStmt, from token.P
 			case *ast.Ident:
 				return fc.r.Info.Uses[x] == v
 			case *ast.IndexExpr:
+				if !fields {
+					return false
+				}
 				e = x.X
 			case *ast.SelectorExpr:
+				if !fields {
+					return false
+				}
 				e = x.X
 			case *ast.StarExpr:
+				if !fields {
+					return false
+				}
 				e = x.X
 			case *ast.ParenExpr:
 				e = x.X
@@ -139,8 +208,8 @@ func (fc *fileCheck) assignedAfter(body ast.Node, d *ast.DeferStmt, from token.P
 		if found || n == nil {
 			return false
 		}
-		if n.Pos() < from || n == d {
-			return n != d
+		if n.Pos() < from || n == skip {
+			return n != skip
 		}
 		switch x := n.(type) {
 		case *ast.AssignStmt:

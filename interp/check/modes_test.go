@@ -24,7 +24,8 @@ func TestLoopVarEscape(t *testing.T) {
 		{"address passed, closure stored", "var fs []func() int\n\tfor i := 0; i < 6; i++ {\n\t\tbump(&i)\n\t\tfs = append(fs, func() int { return i })\n\t}\n\t_ = fs", "", "loop-var"},
 		{"address passed only", "for i := 0; i < 6; i++ {\n\t\tbump(&i)\n\t}", "", ""},
 		{"field address kept", "var xs []*int\n\tfor _, p := range []point{{1, 2}} {\n\t\txs = append(xs, &p.X)\n\t}\n\t_ = xs", "p := p;", ""},
-		{"method value kept", "var ms []func()\n\tfor _, p := range []point{{1, 2}} {\n\t\tms = append(ms, p.Move)\n\t}\n\t_ = ms", "p := p;", ""},
+		{"method value kept", "var ms []func()\n\tfor _, p := range []point{{1, 2}} {\n\t\tms = append(ms, p.Move)\n\t}\n\t_ = ms", "", "method-value"},
+		{"method value in a closure", "var ms []func()\n\tfor _, p := range []point{{1, 2}} {\n\t\tms = append(ms, func() { p.Move() })\n\t}\n\t_ = ms", "p := p;", ""},
 		{"method called", "for _, p := range []point{{1, 2}} {\n\t\tp.Move()\n\t}", "", ""},
 		{"go statement", "for _, p := range []point{{1, 2}} {\n\t\tgo func() { _ = p }()\n\t}", "p := p;", ""},
 	} {

@@ -58,6 +58,7 @@ var Rules = []Rule{
 	{"go-panic", "a panic in a goroutine the file starts", true, false},
 	{"init-loop", "package-level initialization that never ends", true, false},
 	{"defer-eval", "a deferred call's arguments evaluated at the defer statement", false, true},
+	{"method-value", "a method value whose receiver changes before it is called", false, true},
 	{"fmt-types", "fmt printing the file's types (%T, %#v, %+v, Error and String methods)", false, true},
 }
 

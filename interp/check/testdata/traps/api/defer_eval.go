@@ -1,7 +1,7 @@
 //go:build ignore
 
 // The interpreter evaluates a deferred call's arguments when the call runs:
-// built, this answers {"after":[1,3],"args":[2,1,0],"captured":[2,1,0],"closure":[2,1,0]}.
+// built, this answers {"after":[3,1],"args":[2,1,0],"captured":[2,1,0],"closure":[2,1,0]}.
 package main
 
 import "github.com/zealgo/zealgo/host"
