@@ -311,21 +311,42 @@ func (fc *fileCheck) fmtMethods(a ast.Expr, t types.Type) {
 			"print it as an error value (var err error = x) or call its Error method", name)
 		return
 	}
-	var elem types.Type
+	if name := fc.innerMethods(t, 0, map[types.Type]bool{}); name != "" {
+		fc.report(a.Pos(), "fmt-types", "fmt calls the String or Error method of each %s inside this value (element or field) built, "+
+			"but not interpreted: print those one by one, or build the text yourself", name)
+	}
+}
+
+// innerMethods returns the name of a type of the file with a String or
+// Error method inside t (an element, or an exported field: fmt calls no
+// method of an unexported one), below the top level.
+func (fc *fileCheck) innerMethods(t types.Type, depth int, seen map[types.Type]bool) string {
+	if t == nil || seen[t] {
+		return ""
+	}
+	seen[t] = true
+	if name, own := fc.ownNamed(t); own && depth > 0 && (hasMethod(t, "String") || hasMethod(t, "Error")) {
+		return name
+	}
 	switch x := under(t).(type) {
+	case *types.Pointer:
+		return fc.innerMethods(x.Elem(), depth, seen)
 	case *types.Slice:
-		elem = x.Elem()
+		return fc.innerMethods(x.Elem(), depth+1, seen)
 	case *types.Array:
-		elem = x.Elem()
+		return fc.innerMethods(x.Elem(), depth+1, seen)
 	case *types.Map:
-		elem = x.Elem()
-	default:
-		return
+		return fc.innerMethods(x.Elem(), depth+1, seen)
+	case *types.Struct:
+		for i := 0; i < x.NumFields(); i++ {
+			if f := x.Field(i); f.Exported() {
+				if name := fc.innerMethods(f.Type(), depth+1, seen); name != "" {
+					return name
+				}
+			}
+		}
 	}
-	if name, own := fc.ownNamed(elem); own && (hasMethod(elem, "String") || hasMethod(elem, "Error")) {
-		fc.report(a.Pos(), "fmt-types", "fmt calls the String or Error method of each %s in this value built, but not interpreted: "+
-			"print the elements one by one, or build the text yourself", name)
-	}
+	return ""
 }
 
 // ownNamed returns the name of t, or of what t points to, when the file
@@ -412,4 +433,36 @@ func formatVerbs(format string) []fmtVerb {
 		arg++
 	}
 	return out
+}
+
+// printMethods are the methods through which fmt and encoding/json
+// print a value.
+var printMethods = []string{"MarshalJSON", "MarshalText", "String", "Error", "Format", "GoString"}
+
+// embeddedForeign reports a struct of the file that embeds a type of
+// another package (typ, the field's type; n, the named type in it). The
+// interpreter promotes none of its methods to what compiled code sees:
+// fmt and encoding/json panic on a value of the struct ("method not
+// found: Format", measured with an embedded time.Time), where built Go
+// uses the promoted method; and JSON nests an embedded struct's fields
+// under its name instead of promoting them.
+func (fc *fileCheck) embeddedForeign(ts *ast.TypeSpec, field *ast.Field, typ types.Type, n *types.Named) {
+	name := types.TypeString(n, qualifier(fc.pkg))
+	outer := ts.Name.Name
+	ms := types.NewMethodSet(typ)
+	for _, m := range printMethods {
+		if ms.Lookup(n.Obj().Pkg(), m) == nil && ms.Lookup(nil, m) == nil {
+			continue
+		}
+		fc.report(field.Pos(), "embedded-methods", "%s embeds %s, whose %s method built Go promotes (fmt and encoding/json use it); "+
+			"interpreted, printing or encoding a %s value stops with \"method not found\" or ignores the method: give the field a name "+
+			"(%s %s) and call its methods through it", outer, name, m, outer, n.Obj().Name(), types.TypeString(typ, qualifier(fc.pkg)))
+		return
+	}
+	if _, isStruct := n.Underlying().(*types.Struct); !isStruct {
+		return
+	}
+	fc.report(field.Pos(), "json-embedded", "in JSON, the interpreter encodes the embedded %s as a field %q instead of promoting its "+
+		"exported fields into %s, as built Go does: declare those fields in %s itself, or give the field a name and a json tag",
+		name, n.Obj().Name(), outer, outer)
 }

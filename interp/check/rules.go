@@ -59,6 +59,7 @@ var Rules = []Rule{
 	{"init-loop", "package-level initialization that never ends", true, false},
 	{"defer-eval", "a deferred call's arguments evaluated at the defer statement", false, true},
 	{"method-value", "a method value whose receiver changes before it is called", false, true},
+	{"embedded-methods", "a struct of the file embedding a compiled type whose methods fmt or encoding/json use", false, true},
 	{"fmt-types", "fmt printing the file's types (%T, %#v, %+v, Error and String methods)", false, true},
 }
 
@@ -232,7 +233,11 @@ func (fc *fileCheck) embeddedRule(ts *ast.TypeSpec) {
 			t = p.Elem()
 		}
 		n, ok := t.(*types.Named)
-		if !ok || n.Obj().Pkg() != fc.pkg {
+		if !ok {
+			continue
+		}
+		if n.Obj().Pkg() != fc.pkg {
+			fc.embeddedForeign(ts, field, fc.typeOf(field.Type), n)
 			continue
 		}
 		if _, isStruct := n.Underlying().(*types.Struct); !isStruct {
