@@ -219,25 +219,29 @@ func (fc *fileCheck) rangeLoopVars(rs *ast.RangeStmt) {
 		return
 	}
 	vars := fc.defined(rs.Key, rs.Value)
-	if names := fc.captured(rs.Body, vars); len(names) > 0 {
+	if names := fc.captured(rs.Body, vars, false); len(names) > 0 { // a copy is always safe here
 		fc.copyVars(rs.Body, names)
 	}
 }
 
 // forLoopVars does the same for the variables of a three-clause loop,
 // unless the body assigns them (then the copy would not reach the next
-// iteration, and the rule reports it instead).
+// iteration): the rule then reports a variable that outlives its
+// iteration, and leaves alone one that does not (the same in both modes).
 func (fc *fileCheck) forLoopVars(fs *ast.ForStmt) {
 	init, ok := fs.Init.(*ast.AssignStmt)
 	if !ok || init.Tok != token.DEFINE {
 		return
 	}
 	vars := fc.defined(init.Lhs...)
-	names := fc.captured(fs.Body, vars)
+	names := fc.captured(fs.Body, vars, false)
 	if len(names) == 0 {
 		return
 	}
 	if v := fc.assigned(fs.Body, vars); v != "" {
+		if len(fc.captured(fs.Body, vars, true)) == 0 {
+			return
+		}
 		fc.report(fs.Pos(), "loop-var", "a func literal in this loop captures %s, which the interpreter shares between iterations (Go 1.21 rules), "+
 			"and the body changes %s, so the host cannot copy it: copy it yourself (v := %s) and capture the copy", v, v, v)
 		return
@@ -258,20 +262,21 @@ func (fc *fileCheck) defined(es ...ast.Expr) map[types.Object]bool {
 	return vars
 }
 
-// captured returns, in declaration order, the names of vars that escape
-// the iteration: captured by a func literal that is not called at once in
-// it (stored, passed, returned, started with go or deferred), or whose
-// address body keeps (&v, &v.f, &v[i] of an array, v[:]). A closure
-// called where it is written, or an address passed as a call's argument,
-// sees the variable of its own iteration in both modes and needs no copy.
-// (A method value, which Yaegi binds when it is called, is the
-// method-value rule's.)
-func (fc *fileCheck) captured(body *ast.BlockStmt, vars map[types.Object]bool) []string {
+// captured returns, in declaration order, the names of vars that a func
+// literal in body captures or whose address body takes (&v, &v.f, &v[i]
+// of an array, v[:]). With escaping, only those that outlive the
+// iteration: captured by a func literal that is not called at once
+// (stored, passed, returned, started with go or deferred), or an address
+// kept; a closure called where it is written, or an address passed as a
+// call's argument, sees its own iteration's variable in both modes. (A
+// method value, which Yaegi binds when it is called, is the method-value
+// rule's.)
+func (fc *fileCheck) captured(body *ast.BlockStmt, vars map[types.Object]bool, escaping bool) []string {
 	hit := map[types.Object]bool{}
 	walkStack(body, func(n ast.Node, stack []ast.Node) bool {
 		switch x := n.(type) {
 		case *ast.FuncLit:
-			if calledAtOnce(x, stack) {
+			if escaping && calledAtOnce(x, stack) {
 				return true // its own nested literals are looked at in turn
 			}
 			ast.Inspect(x.Body, func(m ast.Node) bool {
@@ -283,11 +288,11 @@ func (fc *fileCheck) captured(body *ast.BlockStmt, vars map[types.Object]bool) [
 			return false
 		case *ast.UnaryExpr:
 			if x.Op == token.AND {
-				fc.keptAddress(x.X, x, stack, vars, hit)
+				fc.keptAddress(x.X, x, stack, vars, hit, escaping)
 			}
 		case *ast.SliceExpr:
 			if _, isArray := under(fc.typeOf(x.X)).(*types.Array); isArray {
-				fc.keptAddress(x.X, x, stack, vars, hit)
+				fc.keptAddress(x.X, x, stack, vars, hit, escaping)
 			}
 		}
 		return true
@@ -302,15 +307,15 @@ func (fc *fileCheck) captured(body *ast.BlockStmt, vars map[types.Object]bool) [
 	return names
 }
 
-// keptAddress marks the var at the root of e when the address that use
-// (&e, e[:], e.M) takes outlives the statement: not a call's argument, not
-// the receiver of a method called at once.
-func (fc *fileCheck) keptAddress(e ast.Expr, use ast.Node, stack []ast.Node, vars, hit map[types.Object]bool) {
+// keptAddress marks the var at the root of e whose address use (&e, e[:])
+// takes; with escaping, only when the address outlives the statement (it
+// is no call's argument).
+func (fc *fileCheck) keptAddress(e ast.Expr, use ast.Node, stack []ast.Node, vars, hit map[types.Object]bool, escaping bool) {
 	obj := fc.addrRoot(e)
 	if obj == nil || !vars[obj] {
 		return
 	}
-	if !fc.passedToCall(use, stack) {
+	if !escaping || !fc.passedToCall(use, stack) {
 		hit[obj] = true
 	}
 }

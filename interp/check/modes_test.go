@@ -8,12 +8,14 @@ import (
 )
 
 const modesHead = "//go:build ignore\n\npackage main\n\nimport (\n\t\"fmt\"\n\t\"sync\"\n)\n\nvar _ = fmt.Sprint\n\nvar mu sync.Mutex\n\n" +
-	"type point struct{ X, Y int }\n\nfunc (p *point) Move() { p.X++ }\n\nfunc bump(p *int) { *p++ }\n\n"
+	"type point struct{ X, Y int }\n\nfunc (p *point) Move() { p.X++ }\n\nfunc bump(p *int) { *p++ }\n\nvar kept []*point\n\nfunc keep(p *point) { kept = append(kept, p) }\n\n"
 
-// TestLoopVarEscape: the loop-var rule copies (or, when it cannot, warns
-// about) only a variable that outlives its iteration; a closure called
-// where it is written, a method called at once and an address passed to a
-// call need nothing, and copying the last would hide the call's writes.
+// TestLoopVarEscape: in a three-clause loop whose body changes its
+// variable, the loop-var rule warns only about a variable that outlives
+// its iteration: a closure called where it is written and an address
+// passed to a call need nothing (and copying for the last would hide the
+// call's writes). A range loop's variables are copied whenever captured,
+// which is always safe.
 func TestLoopVarEscape(t *testing.T) {
 	for _, tc := range []struct {
 		name, body string
@@ -27,6 +29,8 @@ func TestLoopVarEscape(t *testing.T) {
 		{"method value kept", "var ms []func()\n\tfor _, p := range []point{{1, 2}} {\n\t\tms = append(ms, p.Move)\n\t}\n\t_ = ms", "", "method-value"},
 		{"method value in a closure", "var ms []func()\n\tfor _, p := range []point{{1, 2}} {\n\t\tms = append(ms, func() { p.Move() })\n\t}\n\t_ = ms", "p := p;", ""},
 		{"method called", "for _, p := range []point{{1, 2}} {\n\t\tp.Move()\n\t}", "", ""},
+		{"called at once in a range loop", "for _, p := range []point{{1, 2}} {\n\t\tfunc() { _ = p }()\n\t}", "p := p;", ""},
+		{"address passed in a range loop", "for _, p := range []point{{1, 2}} {\n\t\tkeep(&p)\n\t}", "p := p;", ""},
 		{"go statement", "for _, p := range []point{{1, 2}} {\n\t\tgo func() { _ = p }()\n\t}", "p := p;", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
