@@ -226,14 +226,18 @@ func (fc *fileCheck) assignedAfter(body ast.Node, skip ast.Node, from token.Pos,
 	return found
 }
 
-// fmtFormat gives the index of the format argument of fmt's formatting
-// funcs; fmtPrint lists its funcs without a format.
+// fmtFormat gives the index of the format argument of the formatting
+// funcs of fmt and log, by "path.Name"; fmtPrint the index of the first
+// printed argument of their funcs without a format.
 var (
-	fmtFormat = map[string]int{"Printf": 0, "Sprintf": 0, "Errorf": 0, "Fprintf": 1, "Appendf": 1}
-	fmtPrint  = map[string]int{"Print": 0, "Println": 0, "Sprint": 0, "Sprintln": 0, "Fprint": 1, "Fprintln": 1, "Append": 1, "Appendln": 1}
+	fmtFormat = map[string]int{"fmt.Printf": 0, "fmt.Sprintf": 0, "fmt.Errorf": 0, "fmt.Fprintf": 1, "fmt.Appendf": 1,
+		"log.Printf": 0, "log.Fatalf": 0, "log.Panicf": 0}
+	fmtPrint = map[string]int{"fmt.Print": 0, "fmt.Println": 0, "fmt.Sprint": 0, "fmt.Sprintln": 0, "fmt.Fprint": 1,
+		"fmt.Fprintln": 1, "fmt.Append": 1, "fmt.Appendln": 1, "log.Print": 0, "log.Println": 0, "log.Fatal": 0,
+		"log.Fatalln": 0, "log.Panic": 0, "log.Panicln": 0}
 )
 
-// fmtTypes reports values of the file's types that fmt prints otherwise
+// fmtTypes reports values of the file's types that fmt (and log) prints otherwise
 // interpreted than built: the interpreter gives fmt (compiled) a value of
 // a type it built at run time (reflect.StructOf), without the type's name
 // or methods. Measured with Yaegi v0.16.1 (testdata/traps/api/fmt_*.go).
@@ -243,19 +247,21 @@ func (fc *fileCheck) fmtTypes(call *ast.CallExpr) {
 		return
 	}
 	id, ok := sel.X.(*ast.Ident)
-	if !ok || fc.pkgOf[id.Name] != "fmt" {
+	if !ok {
 		return
 	}
-	if _, isPkg := fc.r.Info.Uses[id].(*types.PkgName); !isPkg {
+	pn, isPkg := fc.r.Info.Uses[id].(*types.PkgName)
+	if !isPkg {
 		return
 	}
-	if first, ok := fmtPrint[sel.Sel.Name]; ok {
+	fun := pn.Imported().Path() + "." + sel.Sel.Name
+	if first, ok := fmtPrint[fun]; ok {
 		for _, a := range call.Args[min(first, len(call.Args)):] {
 			fc.fmtArg(a, 'v', "")
 		}
 		return
 	}
-	fi, ok := fmtFormat[sel.Sel.Name]
+	fi, ok := fmtFormat[fun]
 	if !ok || fi >= len(call.Args) {
 		return
 	}

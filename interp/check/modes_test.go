@@ -59,6 +59,16 @@ func TestLoopVarEscape(t *testing.T) {
 	}
 }
 
+// TestFmtTypesLog: log prints through fmt, and is checked alike.
+func TestFmtTypesLog(t *testing.T) {
+	src := "//go:build ignore\n\npackage main\n\nimport \"log\"\n\ntype item struct{ note string }\n\n" +
+		"var f = func() any {\n\tlog.Printf(\"%+v\", item{})\n\treturn nil\n}\n"
+	r := check.New().File("x.go", []byte(src))
+	if len(r.Diagnostics) != 1 || r.Diagnostics[0].Rule != "fmt-types" || r.Diagnostics[0].Line != 10 {
+		t.Fatalf("diagnostics: %v", r.Diagnostics)
+	}
+}
+
 // TestModeRulesQuiet: the usual deferred calls and prints stay quiet.
 func TestModeRulesQuiet(t *testing.T) {
 	body := `var err error
