@@ -295,15 +295,16 @@ func (fc *fileCheck) fmtArg(a ast.Expr, verb byte, flags string) {
 	case own && verb == 'T':
 		fc.report(a.Pos(), "fmt-types", "%%T of %s prints main.%s built, but the structure of the type interpreted "+
 			"(struct { ... }, or a wrapper's name): print a name of your own instead", name, name)
-	case own && verb == 'v' && strings.Contains(flags, "#"):
+	case own && verb == 'v' && strings.Contains(flags, "#") && (isStruct(t) || hasMethod(t, "String")):
 		fc.report(a.Pos(), "fmt-types", "%%#v of %s prints main.%s{...} built, but struct { ... }{...} interpreted: "+
 			"print the fields you want with %%v, or build the text yourself", name, name)
 	case own && verb == 'v' && strings.Contains(flags, "+") && hasUnexported(t):
 		fc.report(a.Pos(), "fmt-types", "%%+v of %s names its unexported fields with an X prefix interpreted (Xname:...), "+
 			"as declared built: print them with %%v, or name them yourself", name)
-	case own && strings.IndexByte("dboxXeEfFgGcU", verb) >= 0 && fc.hasOwnMethods(t) && !isPointer(t):
-		fc.report(a.Pos(), "fmt-types", "%%%c of %s, a type with methods, prints the interpreter's wrapper ({3 5461472}) interpreted: "+
-			"convert it first (%%%c with int(x), float64(x), ...)", verb, name, verb)
+	case own && strings.IndexByte("dboxXeEfFgGcU", verb) >= 0 && hasMethod(t, "String") && !isPointer(t):
+		// a type with a String method reaches fmt wrapped as a fmt.Stringer
+		fc.report(a.Pos(), "fmt-types", "%%%c of %s, a type with a String method, prints the interpreter's wrapper ({3 5461472}) "+
+			"interpreted: convert it first (%%%c with int(x), float64(x), ...)", verb, name, verb)
 	case strings.IndexByte("vsq", verb) >= 0:
 		fc.fmtMethods(a, t)
 	}
@@ -380,6 +381,15 @@ func hasMethod(t types.Type, name string) bool {
 		}
 	}
 	return false
+}
+
+// isStruct reports whether t, or what it points to, is a struct.
+func isStruct(t types.Type) bool {
+	if p, ok := t.(*types.Pointer); ok {
+		t = p.Elem()
+	}
+	_, ok := under(t).(*types.Struct)
+	return ok
 }
 
 func isPointer(t types.Type) bool {
