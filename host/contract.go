@@ -118,7 +118,7 @@ func setStatus(res *Response, code int64) error {
 func setDefaultType(res *Response, t string) {
 	h := res.Header() // canonical key, without Get's and Set's canonicalisation
 	if v := h["Content-Type"]; len(v) == 0 || v[0] == "" {
-		h["Content-Type"] = []string{t}
+		h["Content-Type"] = res.vals.one(t) // from the request's batch
 	}
 }
 
@@ -126,23 +126,33 @@ func setDefaultType(res *Response, t string) {
 // with. It encodes into a pooled buffer, so that a result costs no
 // allocation for its bytes, and writes nothing when encoding fails.
 func writeJSON(res *Response, v any) error {
-	buf := jsonPool.Get().(*bytes.Buffer)
+	je := jsonPool.Get().(*jsonEncoder)
 	defer func() {
-		if buf.Cap() <= 2*bufferLimit {
-			buf.Reset()
-			jsonPool.Put(buf)
+		if je.buf.Cap() <= 2*bufferLimit {
+			je.buf.Reset()
+			jsonPool.Put(je)
 		}
 	}()
-	if err := json.NewEncoder(buf).Encode(v); err != nil {
+	if err := je.enc.Encode(v); err != nil {
 		return fmt.Errorf("zealgo: the handler's result cannot be encoded as JSON: %w", err)
 	}
 	setDefaultType(res, contentJSON)
-	_, err := res.Write(buf.Bytes()[:buf.Len()-1])
+	_, err := res.Write(je.buf.Bytes()[:je.buf.Len()-1])
 	return err
 }
 
-// jsonPool holds the buffers writeJSON encodes into.
-var jsonPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+// jsonEncoder is a buffer with an encoder writing into it.
+type jsonEncoder struct {
+	buf bytes.Buffer
+	enc *json.Encoder
+}
+
+// jsonPool holds the encoders writeJSON encodes with.
+var jsonPool = sync.Pool{New: func() any {
+	je := new(jsonEncoder)
+	je.enc = json.NewEncoder(&je.buf)
+	return je
+}}
 
 // stream sends each string seq yields as a chunk, flushed as it comes.
 func stream(res *Response, r *http.Request, seq func(func(string) bool)) error {

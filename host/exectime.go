@@ -2,10 +2,11 @@ package host
 
 import (
 	"bufio"
-	"context"
+	"bytes"
 	"fmt"
 	"net"
 	"net/http"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -32,77 +33,134 @@ import (
 // codeServiceUnavailable is the error code of a request past its limit.
 const codeServiceUnavailable = "service_unavailable"
 
-// execLimit bounds next by Config.MaxExecutionTime: next runs in a
-// goroutine of its own, which the request leaves behind when the limit
-// passes before the response starts.
-func (a *App) execLimit(next http.Handler) http.Handler {
-	limit := a.cfg.MaxExecutionTime
-	if limit <= 0 {
-		return next
+// serveLimited serves a request under Config.MaxExecutionTime. The
+// handler runs on the request's goroutine; the state's timer, made once
+// per state and reset for each request, answers for it when the limit
+// passes before the response starts (expire), from the timer's goroutine,
+// while the handler runs on, its writes dropped. A goroutine is started
+// only then.
+func (a *App) serveLimited(st *reqState, w http.ResponseWriter, r *http.Request, next http.Handler) {
+	l := st.lim
+	l.on, l.w, l.r, l.limit = true, w, r, a.cfg.MaxExecutionTime
+	l.lw.reset(w)
+	l.late.state.Store(running)
+	if l.timer == nil {
+		l.timer = time.AfterFunc(l.limit, func() { a.expire(st) })
+	} else {
+		l.timer.Reset(l.limit)
 	}
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		ctx, cancel := context.WithCancel(r.Context())
-		defer cancel()
-		run := &limitRun{lw: limitWriter{w: w, h: make(http.Header)}, done: make(chan any, 1)}
-		go run.serve(next, r.WithContext(ctx))
-		timer := time.NewTimer(limit)
-		defer timer.Stop()
-		select {
-		case p := <-run.done:
-			run.lw.finish(p)
-			return
-		case <-timer.C:
-		}
-		if !run.lw.expire() { // the response has started: it runs to its end
-			run.lw.finish(<-run.done)
-			return
-		}
-		run.late.arm(a, r, limit, lateGrace(limit))
-		cancel()
-		unblockBody(w)
-		a.log.Warn("request past the execution time limit: 503", "method", r.Method, "path", r.URL.Path, "limit", limit)
-		a.writeTimeout(w, r, limit)
-	})
+	defer l.end()
+	a.outer(st, &l.lw, r, next)
 }
 
-// limitRun is one request under the execution limit, in one allocation.
-type limitRun struct {
-	lw   limitWriter
-	late lateWatch
-	done chan any // what the handler panicked with, or nil, when it returns
+// limitState is the execution limit of one request, part of its state.
+type limitState struct {
+	on    bool        // the request runs under the limit
+	keep  bool        // the timer fired: the state is not reused
+	timer *time.Timer // calls expire
+	lw    limitWriter
+	late  lateWatch
+	// answering is held by expire while it answers the request.
+	answering sync.WaitGroup
+	w         http.ResponseWriter
+	r         *http.Request
+	limit     time.Duration
 }
 
-// serve runs the handler in its own goroutine.
-func (run *limitRun) serve(next http.Handler, r *http.Request) {
-	defer func() {
-		p := recover()
-		run.late.end()
-		run.done <- p
-	}()
-	next.ServeHTTP(&run.lw, r)
+// end, deferred by serveLimited, ends the limit when the handler returns:
+// in time, the header it set goes out and a panic goes on; past the
+// limit, the 503 is (being) sent instead, and end waits until it is.
+func (l *limitState) end() {
+	p := recover()
+	l.late.end()
+	if !l.timer.Stop() {
+		l.keep = true // expire runs, or ran, or will find the request finished
+	}
+	if l.lw.finish() {
+		if p != nil {
+			panic(p)
+		}
+		return
+	}
+	l.answering.Wait()
+}
+
+// expire answers a request whose limit passed before its response
+// started: its context ends, its body can no longer be read, and it gets
+// the 503 while its handler runs on. A response that has started runs to
+// its end.
+func (a *App) expire(st *reqState) {
+	l := st.lim
+	if !l.lw.expire(&l.answering) {
+		return
+	}
+	defer l.answering.Done()
+	l.late.arm(a, l.r, l.limit, lateGrace(l.limit))
+	st.cancel()
+	unblockBody(l.w)
+	a.log.Warn("request past the execution time limit: 503", "method", l.r.Method, "path", l.r.URL.Path, "limit", l.limit)
+	a.writeTimeout(l.w, l.r, l.limit)
 }
 
 // unblockBody, called before a 503 for a handler still running, makes
 // every read of the request's body fail from now on (a read deadline in
 // the past), so that a handler blocked reading a body that does not come
-// returns instead of running on late (net/http also waits for that read
-// before it sends the 503). The connection, whose reads now fail, closes
-// after the response.
+// returns instead of running on late. The connection, whose reads now
+// fail, closes after the response.
 func unblockBody(w http.ResponseWriter) {
 	_ = http.NewResponseController(w).SetReadDeadline(time.Now())
 	w.Header().Set("Connection", "close")
 }
 
 // writeTimeout answers a request past its limit with 503, through the
-// outermost layer (a request id, the error page for pages).
+// outermost layer (a request id, the error page for pages), while its
+// handler still runs: the response is built whole, then sent with its
+// length and flushed, so that the client has all of it now, not when the
+// handler returns.
 func (a *App) writeTimeout(w http.ResponseWriter, r *http.Request, limit time.Duration) {
 	e := errorf(http.StatusServiceUnavailable, codeServiceUnavailable, "the handler did not answer within %s", limit)
-	a.outermost(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	st := a.takeState(r)
+	held := &heldResponse{h: w.Header()}
+	a.outer(st, held, r.WithContext(st), http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !isAPIPath(r.URL.Path) {
 			a.newPublicWriter(w, r) // errors outside /api/ are pages
 		}
 		writeError(w, r, e)
-	})).ServeHTTP(w, r)
+	}))
+	w.Header().Set("Content-Length", strconv.Itoa(held.body.Len()))
+	w.WriteHeader(held.Status())
+	_, _ = w.Write(held.body.Bytes())
+	_ = http.NewResponseController(w).Flush()
+	a.putState(st)
+}
+
+// heldResponse holds a response's status and body; its header is the
+// real response's.
+type heldResponse struct {
+	h      http.Header
+	status int
+	body   bytes.Buffer
+}
+
+func (h *heldResponse) Header() http.Header { return h.h }
+
+func (h *heldResponse) WriteHeader(code int) {
+	if h.status == 0 {
+		h.status = code
+	}
+}
+
+func (h *heldResponse) Write(b []byte) (int, error) {
+	h.WriteHeader(http.StatusOK)
+	return h.body.Write(b)
+}
+
+// Status returns the status written, 200 if none.
+func (h *heldResponse) Status() int {
+	if h.status == 0 {
+		return http.StatusOK
+	}
+	return h.status
 }
 
 // limitWriter is the response writer of a handler under the execution
@@ -114,9 +172,21 @@ type limitWriter struct {
 	w http.ResponseWriter
 	h http.Header
 
-	mu      sync.Mutex
-	started bool // the header went out (or the connection was hijacked)
-	expired bool // the 503 went out instead
+	mu       sync.Mutex
+	started  bool // the header went out (or the connection was hijacked)
+	expired  bool // the 503 went out instead
+	finished bool // the handler returned
+}
+
+// reset prepares lw for a request answered on w; the header map is
+// reused, emptied.
+func (lw *limitWriter) reset(w http.ResponseWriter) {
+	if lw.h == nil {
+		lw.h = make(http.Header)
+	}
+	clear(lw.h)
+	lw.w = w
+	lw.started, lw.expired, lw.finished = false, false, false
 }
 
 func (lw *limitWriter) Header() http.Header { return lw.h }
@@ -188,25 +258,31 @@ func (lw *limitWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 // Unwrap lets http.ResponseController reach the connection's deadlines.
 func (lw *limitWriter) Unwrap() http.ResponseWriter { return lw.w }
 
-// expire marks the response answered by the limit, unless it has started.
-func (lw *limitWriter) expire() bool {
+// expire marks the response answered by the limit, unless it has started
+// or the handler has returned; then answering counts the answer.
+func (lw *limitWriter) expire(answering *sync.WaitGroup) bool {
 	lw.mu.Lock()
 	defer lw.mu.Unlock()
-	if lw.started {
+	if lw.started || lw.finished {
 		return false
 	}
 	lw.expired = true
+	answering.Add(1)
 	return true
 }
 
-// finish ends a handler that returned in time (its goroutine is done):
-// the header it set goes out (a response never written, trailers), and a
-// panic passes on to this goroutine as if the handler had run here.
-func (lw *limitWriter) finish(p any) {
-	lw.copyHeader()
-	if p != nil {
-		panic(p)
+// finish ends a handler that returned in time: the header it set goes
+// out (a response never written, trailers). It reports false when the
+// limit had passed.
+func (lw *limitWriter) finish() bool {
+	lw.mu.Lock()
+	defer lw.mu.Unlock()
+	if lw.expired {
+		return false
 	}
+	lw.finished = true
+	lw.copyHeader()
+	return true
 }
 
 // lateGrace is how long a handler may run on past its limit, its context

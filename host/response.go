@@ -28,6 +28,7 @@ type Response struct {
 	wrote     bool
 	before    []func(*Response)
 
+	vals         *valueBatch   // the request's header values (state.go); nil: allocated
 	writeTimeout time.Duration // Config.WriteTimeout
 	extended     time.Time     // when the write deadline was last extended
 }
