@@ -5,6 +5,8 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
+	"strings"
 	"testing"
 
 	"github.com/labstack/echo/v4"
@@ -12,6 +14,7 @@ import (
 	"github.com/zealgo/zealgo/bench/benchlib"
 	"github.com/zealgo/zealgo/host"
 	"github.com/zealgo/zealgo/internal/testutil"
+	"github.com/zealgo/zealgo/interp"
 	"github.com/zealgo/zealgo/symbols"
 )
 
@@ -53,6 +56,7 @@ import (
 	"strconv"
 
 	"github.com/zealgo/zealgo/host"
+	"github.com/zealgo/zealgo/interp"
 )
 
 var work = func(api *host.API) any {
@@ -155,5 +159,35 @@ func BenchmarkDispatch(b *testing.B) {
 	for _, tc := range targets {
 		b.Run(tc.name+"/echo", func(b *testing.B) { benchServe(b, benchEcho(), tc.target) })
 		b.Run(tc.name+"/zealgo", func(b *testing.B) { benchServe(b, benchApp(b), tc.target) })
+	}
+}
+
+// BenchmarkInterpFloor calls the handler funcs of BenchmarkDispatch
+// straight through the type assertion of their value, with no framework
+// around them: what Yaegi itself costs per call (its func wrapper makes a
+// frame, a reflect.New per local and a type per argument), the floor
+// under BenchmarkDispatch's zealgo rows.
+func BenchmarkInterpFloor(b *testing.B) {
+	for _, tc := range []struct{ name, file, src string }{
+		{"noop", "api/bench/noop.go", benchNoopFile},
+		{"get", "api/php/get.go", benchGetFile},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			prog, err := interp.CompileSource(tc.file, []byte(tc.src), interp.Options{Symbols: []interp.Exports{symbols.Symbols}})
+			if err != nil {
+				b.Fatal(err)
+			}
+			name := strings.TrimSuffix(tc.file[strings.LastIndexByte(tc.file, '/')+1:], ".go")
+			v, _ := prog.Var(name)
+			f := v.Interface().(func(*host.API) any)
+			api := &host.API{Req: &host.Request{Get: url.Values{"a": {"1"}, "b": {"two"}}}}
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				if f(api) == nil {
+					b.Fatal("nil")
+				}
+			}
+		})
 	}
 }
