@@ -207,6 +207,7 @@ func (a *App) setup() (err error) {
 	}
 	a.echo = a.newEcho()
 	a.hot.response = *echo.NewResponse(nil, a.echo)
+	a.hot.staticFast = len(a.global) == 0
 	a.root = a.newRoot()
 	if err := a.listenMetrics(); err != nil {
 		return err

@@ -24,9 +24,11 @@ func (a *App) entry(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		st := a.takeState(r)
 		r = r.WithContext(st)
-		if a.cfg.MaxExecutionTime > 0 {
+		switch {
+		case a.serveStaticFast(st, w, r): // static.go
+		case a.cfg.MaxExecutionTime > 0:
 			a.serveLimited(st, w, r, next)
-		} else {
+		default:
 			a.outer(st, w, r, next)
 		}
 		a.putState(st)

@@ -2,8 +2,10 @@ package host
 
 import (
 	"context"
+	"io/fs"
 	"math/rand/v2"
 	"net/http"
+	"os"
 	"strconv"
 	"sync"
 	"time"
@@ -29,8 +31,9 @@ import (
 
 // hotPath is what the request path prepares once per App.
 type hotPath struct {
-	response echo.Response // a fresh outermost response, copied into each state
-	routes   routeCache    // resolved /api/ paths (route.go)
+	response   echo.Response // a fresh outermost response, copied into each state
+	routes     routeCache    // resolved /api/ paths (route.go)
+	staticFast bool          // static files may skip the router (serveStaticFast)
 }
 
 // reqState travels in the request context from the outermost layer to the
@@ -54,9 +57,13 @@ type reqState struct {
 	// it as error pages or the JSON envelope, chosen by the Accept header
 	// when it was made. Under /api/ it stays nil: errors are JSON.
 	pages    *publicWriter
-	inv      invocation  // the handler call (invoke)
-	invoking bool        // inv is in use
-	lim      *limitState // the execution limit (exectime.go); made once per state
+	inv      invocation // the handler call (invoke)
+	invoking bool       // inv is in use
+
+	pw         publicWriter // the error writer of a static file (serveStaticFast)
+	static     *os.File     // the static file serveStaticFast serves
+	staticInfo fs.FileInfo
+	lim        *limitState // the execution limit (exectime.go); made once per state
 
 	cmu      sync.Mutex    // guards done and canceled
 	done     chan struct{} // made by Done on first use
