@@ -1,13 +1,10 @@
 package host
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"reflect"
-	"sync"
 )
 
 // The return contract turns what a handler returned into writes on its
@@ -123,36 +120,35 @@ func setDefaultType(res *Response, t string) {
 }
 
 // writeJSON writes v as JSON, without the newline json.Encoder ends it
-// with. It encodes into a pooled buffer, so that a result costs no
-// allocation for its bytes, and writes nothing when encoding fails.
+// with, straight into the Response's pooled buffer, so that a result
+// costs no allocation for its bytes and no copy; once the response has
+// begun, through a pooled buffer of its own. It writes nothing when
+// encoding fails (the encoder writes only what it encoded whole).
 func writeJSON(res *Response, v any) error {
-	je := jsonPool.Get().(*jsonEncoder)
+	if !res.committed {
+		b := res.buffer()
+		if err := b.enc.Encode(v); err != nil {
+			return fmt.Errorf("zealgo: the handler's result cannot be encoded as JSON: %w", err)
+		}
+		b.Truncate(b.Len() - 1)
+		setDefaultType(res, contentJSON)
+		res.wrote = true
+		return res.spill()
+	}
+	je := bufPool.Get().(*outBuffer)
 	defer func() {
-		if je.buf.Cap() <= 2*bufferLimit {
-			je.buf.Reset()
-			jsonPool.Put(je)
+		if je.Cap() <= 2*bufferLimit {
+			je.Reset()
+			bufPool.Put(je)
 		}
 	}()
 	if err := je.enc.Encode(v); err != nil {
 		return fmt.Errorf("zealgo: the handler's result cannot be encoded as JSON: %w", err)
 	}
 	setDefaultType(res, contentJSON)
-	_, err := res.Write(je.buf.Bytes()[:je.buf.Len()-1])
+	_, err := res.Write(je.Bytes()[:je.Len()-1])
 	return err
 }
-
-// jsonEncoder is a buffer with an encoder writing into it.
-type jsonEncoder struct {
-	buf bytes.Buffer
-	enc *json.Encoder
-}
-
-// jsonPool holds the encoders writeJSON encodes with.
-var jsonPool = sync.Pool{New: func() any {
-	je := new(jsonEncoder)
-	je.enc = json.NewEncoder(&je.buf)
-	return je
-}}
 
 // stream sends each string seq yields as a chunk, flushed as it comes.
 func stream(res *Response, r *http.Request, seq func(func(string) bool)) error {

@@ -9,7 +9,9 @@ import (
 
 // The request path, top-down (doc.go, "How a request flows", maps every
 // step to its file). Start-up (App.setup in app.go) builds the chain once:
-// outermost, the global middleware, then the Echo router, which sends
+// outermost (entry, with the request's pooled state, the static-file fast
+// path and the execution limit), the global middleware, then the Echo
+// router, which sends
 // /api/... to serveAPI below and every other path to servePublic
 // (public.go). serveAPI resolves the file and runs the path-scoped
 // middleware (middleware.go) around apiInner, which loads the file
@@ -17,8 +19,9 @@ import (
 // the handler func and hands what it returned to the return contract
 // (contract.go), which writes it on the response (response.go).
 
-// entry is the outermost layer: it gives the request its state (state.go)
-// and serves it under the execution limit (exectime.go), if there is one,
+// entry is the outermost layer: it gives the request its state (state.go),
+// serves a static file itself (serveStaticFast, static.go), and any other
+// request under the execution limit (exectime.go), if there is one,
 // through outer. The state goes back to its pool when the request ends.
 func (a *App) entry(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -125,7 +125,10 @@ type routeCache struct {
 	m  map[string]apiRoute
 }
 
-const routeCacheSize = 1024
+const (
+	routeCacheSize = 1024
+	routeKeyMax    = 256 // longer paths are resolved each time
+)
 
 // resolve is resolveAPI through the cache.
 func (c *routeCache) resolve(dir string, r *http.Request) (apiRoute, *Error) {
@@ -137,7 +140,7 @@ func (c *routeCache) resolve(dir string, r *http.Request) (apiRoute, *Error) {
 		return rt, nil
 	}
 	rt, e := resolveAPI(dir, r)
-	if e != nil {
+	if e != nil || len(p) > routeKeyMax {
 		return rt, e
 	}
 	c.mu.Lock()
