@@ -56,7 +56,6 @@ import (
 	"strconv"
 
 	"github.com/zealgo/zealgo/host"
-	"github.com/zealgo/zealgo/interp"
 )
 
 var work = func(api *host.API) any {
