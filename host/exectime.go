@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -281,8 +282,32 @@ func (lw *limitWriter) finish() bool {
 		return false
 	}
 	lw.finished = true
-	lw.copyHeader()
+	if lw.started {
+		lw.copyTrailers()
+	} else {
+		lw.copyHeader()
+	}
 	return true
+}
+
+// copyTrailers copies, after the response started, what of the header
+// map net/http still reads: the trailers (declared in Trailer before the
+// start, or named with http.TrailerPrefix).
+func (lw *limitWriter) copyTrailers() {
+	dst := lw.w.Header()
+	for k, v := range lw.h {
+		if strings.HasPrefix(k, http.TrailerPrefix) {
+			dst[k] = v
+		}
+	}
+	for _, declared := range lw.h["Trailer"] {
+		for _, k := range strings.Split(declared, ",") {
+			k = http.CanonicalHeaderKey(strings.TrimSpace(k))
+			if v, ok := lw.h[k]; ok {
+				dst[k] = v
+			}
+		}
+	}
 }
 
 // lateGrace is how long a handler may run on past its limit, its context

@@ -95,9 +95,11 @@ func (a *App) putState(st *reqState) {
 	if keep || st.lim.keep {
 		return
 	}
-	ids, lim, vals := st.ids, st.lim, st.vals
-	*st = reqState{app: a, ids: ids, lim: lim, vals: vals}
-	st.res = &st.resv
+	// What a request sets before use (inv by invoke, resv by outer, pw by
+	// serveStaticFast) is left as it is: zeroing it would cost more.
+	st.parent, st.id, st.route, st.rt, st.file, st.fn = nil, "", nil, apiRoute{}, nil, nil
+	st.g, st.preflight, st.pages, st.invoking = nil, false, nil, false
+	st.static, st.staticInfo, st.done, st.canceled = nil, nil, nil, false
 	statePool.Put(st)
 }
 
