@@ -2,11 +2,9 @@ package host
 
 import (
 	"bufio"
-	"bytes"
 	"fmt"
 	"net"
 	"net/http"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -35,133 +33,128 @@ import (
 const codeServiceUnavailable = "service_unavailable"
 
 // serveLimited serves a request under Config.MaxExecutionTime. The
-// handler runs on the request's goroutine; the state's timer, made once
-// per state and reset for each request, answers for it when the limit
-// passes before the response starts (expire), from the timer's goroutine,
-// while the handler runs on, its writes dropped. A goroutine is started
-// only then.
+// handler runs on a worker goroutine (limitWorker) while the request's
+// goroutine waits for it or for the state's timer, made once per state
+// and reset for each request. Past the limit, before the response
+// started, the request's goroutine answers 503 and returns, so that its
+// connection is done (it closes, and a graceful shutdown need not wait
+// for it), and leaves the handler running on its worker, its writes
+// dropped; the state is then not reused.
 func (a *App) serveLimited(st *reqState, w http.ResponseWriter, r *http.Request, next http.Handler) {
 	l := st.lim
-	l.on, l.w, l.r, l.limit = true, w, r, a.cfg.MaxExecutionTime
+	l.on, l.a, l.st, l.r, l.next, l.limit = true, a, st, r, next, a.cfg.MaxExecutionTime
 	l.lw.reset(w)
 	l.late.state.Store(running)
 	if l.timer == nil {
-		l.timer = time.AfterFunc(l.limit, func() { a.expire(st) })
+		l.timer = time.NewTimer(l.limit)
+		l.done = make(chan any, 1)
 	} else {
 		l.timer.Reset(l.limit)
 	}
-	defer l.end()
-	a.outer(st, &l.lw, r, next)
+	startWorker(l)
+	select {
+	case p := <-l.done:
+		l.timer.Stop()
+		l.lw.finish(p)
+		return
+	case <-l.timer.C:
+	}
+	if !l.lw.expire() { // the response has started: it runs to its end
+		l.lw.finish(<-l.done)
+		return
+	}
+	l.keep = true // the handler runs on with the state
+	l.late.arm(a, r, l.limit, lateGrace(l.limit))
+	st.cancel()
+	unblockBody(w)
+	a.log.Warn("request past the execution time limit: 503", "method", r.Method, "path", r.URL.Path, "limit", l.limit)
+	a.writeTimeout(w, r, l.limit)
 }
 
 // limitState is the execution limit of one request, part of its state.
 type limitState struct {
 	on    bool        // the request runs under the limit
-	keep  bool        // the timer fired: the state is not reused
-	timer *time.Timer // calls expire
+	keep  bool        // the limit passed: the state is not reused
+	timer *time.Timer // the limit
+	done  chan any    // what the handler panicked with, or nil, when it returns
 	lw    limitWriter
 	late  lateWatch
-	// answering is held by expire while it answers the request.
-	answering sync.WaitGroup
-	w         http.ResponseWriter
-	r         *http.Request
-	limit     time.Duration
+
+	// The call the worker makes.
+	a     *App
+	st    *reqState
+	r     *http.Request
+	next  http.Handler
+	limit time.Duration
 }
 
-// end, deferred by serveLimited, ends the limit when the handler returns:
-// in time, the header it set goes out and a panic goes on; past the
-// limit, the 503 is (being) sent instead, and end waits until it is.
-func (l *limitState) end() {
-	p := recover()
-	l.late.end()
-	if !l.timer.Stop() {
-		l.keep = true // expire runs, or ran, or will find the request finished
+// run is the handler's call on its worker.
+func (l *limitState) run() {
+	defer func() {
+		p := recover()
+		l.late.end()
+		l.done <- p
+	}()
+	l.a.outer(l.st, &l.lw, l.r, l.next)
+}
+
+// limitWorker is a goroutine that runs handlers under the limit, one
+// after the other: reused, its stack stays the size the interpreter needs
+// and a request costs no goroutine of its own. A worker whose handler is
+// late stays with it.
+type limitWorker struct{ calls chan *limitState }
+
+// idleWorkers holds the workers waiting for a call; a worker that finds
+// it full ends.
+var idleWorkers = make(chan *limitWorker, 256)
+
+// startWorker hands l's call to an idle worker, or a new one.
+func startWorker(l *limitState) {
+	var w *limitWorker
+	select {
+	case w = <-idleWorkers:
+	default:
+		w = &limitWorker{calls: make(chan *limitState, 1)}
+		go w.serve()
 	}
-	if l.lw.finish() {
-		if p != nil {
-			panic(p)
+	w.calls <- l
+}
+
+func (w *limitWorker) serve() {
+	for l := range w.calls {
+		l.run()
+		select {
+		case idleWorkers <- w:
+		default:
+			return
 		}
-		return
 	}
-	l.answering.Wait()
-}
-
-// expire answers a request whose limit passed before its response
-// started: its context ends, its body can no longer be read, and it gets
-// the 503 while its handler runs on. A response that has started runs to
-// its end.
-func (a *App) expire(st *reqState) {
-	l := st.lim
-	if !l.lw.expire(&l.answering) {
-		return
-	}
-	defer l.answering.Done()
-	l.late.arm(a, l.r, l.limit, lateGrace(l.limit))
-	st.cancel()
-	unblockBody(l.w)
-	a.log.Warn("request past the execution time limit: 503", "method", l.r.Method, "path", l.r.URL.Path, "limit", l.limit)
-	a.writeTimeout(l.w, l.r, l.limit)
 }
 
 // unblockBody, called before a 503 for a handler still running, makes
 // every read of the request's body fail from now on (a read deadline in
 // the past), so that a handler blocked reading a body that does not come
-// returns instead of running on late. The connection, whose reads now
-// fail, closes after the response.
+// returns instead of running on late (net/http also waits for that read
+// before it sends the 503). The connection, whose reads now fail, closes
+// after the response.
 func unblockBody(w http.ResponseWriter) {
 	_ = http.NewResponseController(w).SetReadDeadline(time.Now())
 	w.Header().Set("Connection", "close")
 }
 
 // writeTimeout answers a request past its limit with 503, through the
-// outermost layer (a request id, the error page for pages), while its
-// handler still runs: the response is built whole, then sent with its
-// length and flushed, so that the client has all of it now, not when the
-// handler returns.
+// outermost layer (a request id, the error page for pages), in a state of
+// its own.
 func (a *App) writeTimeout(w http.ResponseWriter, r *http.Request, limit time.Duration) {
 	e := errorf(http.StatusServiceUnavailable, codeServiceUnavailable, "the handler did not answer within %s", limit)
 	st := a.takeState(r)
-	held := &heldResponse{h: w.Header()}
-	a.outer(st, held, r.WithContext(st), http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	a.outer(st, w, r.WithContext(st), http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !isAPIPath(r.URL.Path) {
 			a.newPublicWriter(w, r) // errors outside /api/ are pages
 		}
 		writeError(w, r, e)
 	}))
-	w.Header().Set("Content-Length", strconv.Itoa(held.body.Len()))
-	w.WriteHeader(held.Status())
-	_, _ = w.Write(held.body.Bytes())
-	_ = http.NewResponseController(w).Flush()
 	a.putState(st)
-}
-
-// heldResponse holds a response's status and body; its header is the
-// real response's.
-type heldResponse struct {
-	h      http.Header
-	status int
-	body   bytes.Buffer
-}
-
-func (h *heldResponse) Header() http.Header { return h.h }
-
-func (h *heldResponse) WriteHeader(code int) {
-	if h.status == 0 {
-		h.status = code
-	}
-}
-
-func (h *heldResponse) Write(b []byte) (int, error) {
-	h.WriteHeader(http.StatusOK)
-	return h.body.Write(b)
-}
-
-// Status returns the status written, 200 if none.
-func (h *heldResponse) Status() int {
-	if h.status == 0 {
-		return http.StatusOK
-	}
-	return h.status
 }
 
 // limitWriter is the response writer of a handler under the execution
@@ -173,10 +166,9 @@ type limitWriter struct {
 	w http.ResponseWriter
 	h http.Header
 
-	mu       sync.Mutex
-	started  bool // the header went out (or the connection was hijacked)
-	expired  bool // the 503 went out instead
-	finished bool // the handler returned
+	mu      sync.Mutex
+	started bool // the header went out (or the connection was hijacked)
+	expired bool // the 503 went out instead
 }
 
 // reset prepares lw for a request answered on w; the header map is
@@ -187,7 +179,7 @@ func (lw *limitWriter) reset(w http.ResponseWriter) {
 	}
 	clear(lw.h)
 	lw.w = w
-	lw.started, lw.expired, lw.finished = false, false, false
+	lw.started, lw.expired = false, false
 }
 
 func (lw *limitWriter) Header() http.Header { return lw.h }
@@ -259,35 +251,30 @@ func (lw *limitWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 // Unwrap lets http.ResponseController reach the connection's deadlines.
 func (lw *limitWriter) Unwrap() http.ResponseWriter { return lw.w }
 
-// expire marks the response answered by the limit, unless it has started
-// or the handler has returned; then answering counts the answer.
-func (lw *limitWriter) expire(answering *sync.WaitGroup) bool {
+// expire marks the response answered by the limit, unless it has started.
+func (lw *limitWriter) expire() bool {
 	lw.mu.Lock()
 	defer lw.mu.Unlock()
-	if lw.started || lw.finished {
+	if lw.started {
 		return false
 	}
 	lw.expired = true
-	answering.Add(1)
 	return true
 }
 
-// finish ends a handler that returned in time: the header it set goes
-// out (a response never written, trailers). It reports false when the
-// limit had passed.
-func (lw *limitWriter) finish() bool {
-	lw.mu.Lock()
-	defer lw.mu.Unlock()
-	if lw.expired {
-		return false
-	}
-	lw.finished = true
+// finish ends a handler that returned in time (its worker is done with
+// it): the header it set goes out (a response never written; trailers,
+// once it started), and a panic passes on to this goroutine as if the
+// handler had run here.
+func (lw *limitWriter) finish(p any) {
 	if lw.started {
 		lw.copyTrailers()
 	} else {
 		lw.copyHeader()
 	}
-	return true
+	if p != nil {
+		panic(p)
+	}
 }
 
 // copyTrailers copies, after the response started, what of the header
