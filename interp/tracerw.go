@@ -174,12 +174,13 @@ func (t *tracer) function(body *ast.BlockStmt, typ *ast.FuncType, name, frame st
 // exits marks the exits of a function that defers Mark (tracemark.go):
 // each return statement sets the line variable to 0 once its results are
 // evaluated, and so does the end of a function without results, so that
-// Mark tells a return from a panic by the variable alone. A return's
-// results go through variables of the result types, declared, then
-// assigned (Yaegi mistypes a generic call's result in a var's
-// initializer, and an untyped nil in an assignment of several), on the
-// return's line:
+// Mark tells a return from a panic by the variable alone. A return whose
+// results cannot panic (mayPanic) sets it first; otherwise its results go
+// through variables of the result types, declared, then assigned (Yaegi
+// mistypes a generic call's result in a var's initializer, and an untyped
+// nil in an assignment of several), on the return's line:
 //
+//	return x, nil ->   { __zealgo_l = 0; return x, nil }
 //	return a, b   ->   { var __zealgo_r0 T0; var __zealgo_r1 T1; __zealgo_r0 = a; __zealgo_r1 = b; __zealgo_l = 0; return __zealgo_r0, __zealgo_r1 }
 //	return f()    ->   { var __zealgo_r0 T0; var __zealgo_r1 T1; __zealgo_r0, __zealgo_r1 = f(); __zealgo_l = 0; return __zealgo_r0, __zealgo_r1 }
 //
@@ -228,6 +229,11 @@ func (t *tracer) exit(ret *ast.ReturnStmt, results []string) {
 		t.edits = append(t.edits, edit{kw, kw + len("return"), fmt.Sprintf("{ %s = 0; return }", lineVar), editStmt})
 		return
 	}
+	if !t.resultsMayPanic(ret) { // nothing to evaluate first
+		t.edits = append(t.edits, edit{kw, kw + len("return"), fmt.Sprintf("{ %s = 0; return", lineVar), editStmt})
+		t.insert(ret.End(), " }", editStmt)
+		return
+	}
 	var decl, names strings.Builder
 	for i, r := range results {
 		fmt.Fprintf(&decl, "var %s%d %s; ", resultVar, i, r)
@@ -249,6 +255,17 @@ func (t *tracer) exit(ret *ast.ReturnStmt, results []string) {
 	t.insert(ret.End(), fmt.Sprintf("; %s = 0; return %s }", lineVar, names.String()), editStmt)
 }
 
+// resultsMayPanic reports whether evaluating the results of ret may
+// panic (mayPanic).
+func (t *tracer) resultsMayPanic(ret *ast.ReturnStmt) bool {
+	for _, r := range ret.Results {
+		if t.mayPanic(r) {
+			return true
+		}
+	}
+	return false
+}
+
 // literalsIn traces the func literals inside n, a function that is not
 // traced itself.
 func (t *tracer) literalsIn(n ast.Node) {
@@ -267,7 +284,7 @@ func (t *tracer) literalsIn(n ast.Node) {
 // type assertion, division or shift, a send, or the builtins close, make
 // and panic. A function that does none of these (return a + b) needs no
 // frame.
-func (t *tracer) mayPanic(body *ast.BlockStmt) bool {
+func (t *tracer) mayPanic(body ast.Node) bool {
 	found := false
 	ast.Inspect(body, func(n ast.Node) bool {
 		if found {
