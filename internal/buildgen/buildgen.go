@@ -1,0 +1,188 @@
+// Package buildgen is `zealgo build`: it generates a Go program in which
+// every handler, page and task file of an application is compiled by the
+// Go compiler, and builds it into one binary.
+//
+// The program is a module of its own (by default <root>/.zealgo/build),
+// whose go.mod requires the application's module, replaced by its
+// directory, with the application's requirements and go.sum, so that it
+// builds offline from what the application already pins. Each file under
+// api/, public/ and task/ becomes a package of its own under files/: its
+// //go:build line is dropped, its package clause renamed, and a //line
+// directive keeps its positions those of the original file. A generated
+// file beside it registers its variables with host.RegisterCompiled: for
+// each handler or page func an adapter (host.CompiledFunc) that injects
+// the parameters by type, with no reflection per request. The main
+// package is a copy of the application's main package with one more file,
+// which imports every file's package and marks the binary compiled.
+package buildgen
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+)
+
+// Options configure Build.
+type Options struct {
+	// Root is the application directory holding api/, public/, task/.
+	Root string
+	// Trees are more application directories whose files are compiled in
+	// too, for a test binary that serves several trees: a path found in
+	// several trees with different sources is selected at run time by the
+	// file found at the root (host.CompiledFile.Hash).
+	Trees []string
+	// Module is the directory of the go.mod the program builds with
+	// (default: the one holding Root, or above it).
+	Module string
+	// Main is the import path of the main package (a path starting with
+	// "./" is taken in Module's module), whose source is copied.
+	Main string
+	// Dir is where the program is generated (default <root>/.zealgo/build).
+	Dir string
+	// Out is the binary to write (default <root>/<root's name>).
+	Out string
+	// KeepGoing registers a file that does not compile, or holds no valid
+	// handler, with its error instead of failing the build: requests for
+	// it then answer as interpreted ones do. For test suites.
+	KeepGoing bool
+	// Stderr receives the go command's output.
+	Stderr io.Writer
+}
+
+// hostPath is the import path of the host package.
+const hostPath = "github.com/zealgo/zealgo/host"
+
+// genModule is the module path of the generated program.
+const genModule = "zealgo.build/app"
+
+// Build generates the program and builds it into opts.Out.
+func Build(ctx context.Context, opts Options) error {
+	o, err := opts.resolve()
+	if err != nil {
+		return err
+	}
+	g := &generator{opts: o}
+	if err := g.prepareDir(); err != nil {
+		return err
+	}
+	if err := g.writeModule(); err != nil {
+		return err
+	}
+	for _, t := range append([]string{o.Root}, o.Trees...) {
+		if err := g.addTree(t); err != nil {
+			return err
+		}
+	}
+	if err := g.analyze(); err != nil {
+		return err
+	}
+	if err := g.writeMain(ctx); err != nil {
+		return err
+	}
+	return g.goCmd(ctx, "build", "-o", o.Out, "./main")
+}
+
+// resolve fills in the defaults and makes the paths absolute.
+func (o Options) resolve() (Options, error) {
+	var err error
+	if o.Root == "" {
+		o.Root = "."
+	}
+	if o.Root, err = filepath.Abs(o.Root); err != nil {
+		return o, fmt.Errorf("zealgo: build: %w", err)
+	}
+	for i, t := range o.Trees {
+		if o.Trees[i], err = filepath.Abs(t); err != nil {
+			return o, fmt.Errorf("zealgo: build: %w", err)
+		}
+	}
+	if o.Module == "" {
+		if o.Module, err = findModule(o.Root); err != nil {
+			return o, err
+		}
+	}
+	if o.Module, err = filepath.Abs(o.Module); err != nil {
+		return o, fmt.Errorf("zealgo: build: %w", err)
+	}
+	if o.Dir == "" {
+		o.Dir = filepath.Join(o.Root, ".zealgo", "build")
+	}
+	if o.Dir, err = filepath.Abs(o.Dir); err != nil {
+		return o, fmt.Errorf("zealgo: build: %w", err)
+	}
+	if o.Out == "" {
+		o.Out = filepath.Join(o.Root, filepath.Base(o.Root))
+	}
+	if o.Out, err = filepath.Abs(o.Out); err != nil {
+		return o, fmt.Errorf("zealgo: build: %w", err)
+	}
+	if o.Main == "" {
+		o.Main = hostPath[:strings.LastIndexByte(hostPath, '/')] + "/cmd/zealgo"
+	}
+	if o.Stderr == nil {
+		o.Stderr = os.Stderr
+	}
+	return o, nil
+}
+
+// findModule returns the directory of the go.mod holding dir.
+func findModule(dir string) (string, error) {
+	for d := dir; ; d = filepath.Dir(d) {
+		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
+			return d, nil
+		}
+		if filepath.Dir(d) == d {
+			return "", fmt.Errorf("zealgo: build: no go.mod in %s or above it: the application must be a module (zealgo new writes one)", dir)
+		}
+	}
+}
+
+// generator holds the state of one build.
+type generator struct {
+	opts    Options
+	modPath string  // the application's module path
+	files   []*file // in the order found
+	byKey   map[string]*file
+	pkgDirs map[string]bool
+}
+
+// prepareDir empties the generated files of an earlier build and writes a
+// .gitignore that keeps the directory out of version control.
+func (g *generator) prepareDir() error {
+	for _, d := range []string{"files", "main"} {
+		if err := os.RemoveAll(filepath.Join(g.opts.Dir, d)); err != nil {
+			return fmt.Errorf("zealgo: build: %w", err)
+		}
+	}
+	if err := os.MkdirAll(g.opts.Dir, 0o755); err != nil {
+		return fmt.Errorf("zealgo: build: %w", err)
+	}
+	if parent := filepath.Dir(g.opts.Dir); filepath.Base(parent) == ".zealgo" {
+		if err := os.WriteFile(filepath.Join(parent, ".gitignore"), []byte("# generated by zealgo build\n*\n"), 0o644); err != nil {
+			return fmt.Errorf("zealgo: build: %w", err)
+		}
+	}
+	return nil
+}
+
+// goCmd runs the go command in the generated module.
+func (g *generator) goCmd(ctx context.Context, args ...string) error {
+	cmd := exec.CommandContext(ctx, "go", args...)
+	cmd.Dir = g.opts.Dir
+	cmd.Env = g.env()
+	cmd.Stdout, cmd.Stderr = g.opts.Stderr, g.opts.Stderr
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("zealgo: build: go %s: %w", args[0], err)
+	}
+	return nil
+}
+
+// env is the go command's environment: the module mode of the generated
+// module, no workspace, a static binary.
+func (g *generator) env() []string {
+	return append(os.Environ(), "GOWORK=off", "GOFLAGS=-mod=mod", "CGO_ENABLED=0")
+}
