@@ -35,6 +35,9 @@ type CompiledFile struct {
 	// trees), the one whose Hash is that of the file found at the root
 	// serves.
 	Hash string
+	// MatchSource makes the file serve only where the file at the root
+	// has its Hash (a test binary made from several trees).
+	MatchSource bool
 	// Vars holds the file's variables by name: a CompiledFunc for each
 	// handler or page func, the variable's value otherwise (a task's
 	// func, the middleware list, a value that is no valid handler).
@@ -71,6 +74,22 @@ func ProvidedOf[T any](app *App) T {
 	var zero T
 	v, ok := app.provided[reflect.TypeFor[T]()]
 	if !ok {
+		return zero
+	}
+	t, _ := v.Interface().(T)
+	return t
+}
+
+// CompiledParam is ProvidedOf for parameter n (from 1) of the func in
+// variable name, declared at rel:line:col: as for an interpreted file, a
+// parameter whose type was not provided is logged when the file loads,
+// and receives its zero value. Generated code calls it.
+func CompiledParam[T any](app *App, rel string, line, col int, name string, n int) T {
+	var zero T
+	v, ok := app.provided[reflect.TypeFor[T]()]
+	if !ok {
+		app.Logger().Warn(fmt.Sprintf("%s:%d:%d: %s: parameter %d (%s) is not injectable and receives its zero value",
+			rel, line, col, name, n, reflect.TypeFor[T]()), "file", rel)
 		return zero
 	}
 	t, _ := v.Interface().(T)
@@ -189,7 +208,7 @@ func (a *App) pickCompiled(path string) (*CompiledFile, error) {
 	if len(files) == 0 || strings.HasPrefix(rel, "../") {
 		return nil, fmt.Errorf("zealgo: %s is not compiled into this binary: %w", rel, fs.ErrNotExist)
 	}
-	if len(files) == 1 {
+	if len(files) == 1 && !files[0].MatchSource {
 		return files[0], nil
 	}
 	src, err := os.ReadFile(path)

@@ -2,6 +2,7 @@ package buildgen
 
 import (
 	"fmt"
+	"go/token"
 	"go/types"
 	"sort"
 	"strconv"
@@ -59,7 +60,7 @@ var injected = map[string]string{
 // name with its parameters injected by type: those the host injects from
 // the request, provided values (App.Provide) looked up once when the file
 // is loaded, the zero value for any other type.
-func (w *writer) adapter(name string, sig *types.Signature) string {
+func (w *writer) adapter(rel string, at token.Position, name string, sig *types.Signature) string {
 	var b strings.Builder
 	b.WriteString("zg_host.CompiledFunc(func(zg_app *zg_host.App) func(*zg_host.API) (any, error) {\n")
 	fmt.Fprintf(&b, "\t\t\t\tif %s == nil {\n\t\t\t\t\treturn nil\n\t\t\t\t}\n", name)
@@ -71,7 +72,8 @@ func (w *writer) adapter(name string, sig *types.Signature) string {
 			continue
 		}
 		args[i] = "zg_p" + strconv.Itoa(i)
-		fmt.Fprintf(&b, "\t\t\t\t%s := zg_host.ProvidedOf[%s](zg_app)\n", args[i], types.TypeString(t, w.qualify))
+		fmt.Fprintf(&b, "\t\t\t\t%s := zg_host.CompiledParam[%s](zg_app, %q, %d, %d, %q, %d)\n",
+			args[i], types.TypeString(t, w.qualify), rel, at.Line, at.Column, name, i+1)
 	}
 	call := name + "(" + strings.Join(args, ", ") + ")"
 	b.WriteString("\t\t\t\treturn func(zg_api *zg_host.API) (any, error) {\n")

@@ -3,11 +3,13 @@ package buildgen
 import (
 	"fmt"
 	"go/ast"
+	"go/parser"
 	"go/token"
 	"go/types"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 
 	"golang.org/x/tools/go/packages"
@@ -21,17 +23,23 @@ func (g *generator) analyze() error {
 	byPath := map[string]*file{}
 	for _, f := range g.files {
 		if f.err == "" {
-			patterns = append(patterns, f.importPath())
-			byPath[f.importPath()] = f
+			patterns = append(patterns, g.importPath(f))
+			byPath[g.importPath(f)] = f
 		}
 	}
 	var pkgs []*packages.Package
 	if len(patterns) > 0 {
+		overlay, err := g.overlayData()
+		if err != nil {
+			return err
+		}
 		cfg := &packages.Config{Mode: packages.NeedName | packages.NeedFiles | packages.NeedImports | packages.NeedTypes |
-			packages.NeedSyntax | packages.NeedTypesInfo, Dir: g.opts.Dir, Env: g.env(), Fset: token.NewFileSet()}
-		var err error
+			packages.NeedSyntax | packages.NeedTypesInfo, Dir: g.goDir(), Env: g.env(), Fset: token.NewFileSet(), Overlay: overlay}
 		if pkgs, err = packages.Load(cfg, patterns...); err != nil {
 			return fmt.Errorf("zealgo: build: %w", err)
+		}
+		if pkgs, err = g.blankUnused(cfg, pkgs, byPath); err != nil {
+			return err
 		}
 		for _, p := range pkgs {
 			if f := byPath[p.PkgPath]; f != nil {
@@ -45,8 +53,8 @@ func (g *generator) analyze() error {
 			continue
 		}
 		problems = append(problems, fmt.Sprintf("%s:%d:%d: %s", f.rel, f.errLine, f.errCol, f.err))
-		if err := os.RemoveAll(filepath.Join(g.opts.Dir, filepath.FromSlash(f.pkgDir))); err != nil {
-			return fmt.Errorf("zealgo: build: %w", err)
+		if err := g.remove(f.pkgDir); err != nil {
+			return err
 		}
 	}
 	if len(problems) > 0 && !g.opts.KeepGoing {
@@ -62,6 +70,93 @@ func (g *generator) analyze() error {
 	return nil
 }
 
+// unusedImport matches go/types' message for an unused import.
+var unusedImport = regexp.MustCompile(`imported (as \w+ )?and not used$`)
+
+// blankUnused imports as _ the packages that a file imports and does not
+// use, which the interpreter lets through and the Go compiler refuses,
+// says so, and loads those files again.
+func (g *generator) blankUnused(cfg *packages.Config, pkgs []*packages.Package, byPath map[string]*file) ([]*packages.Package, error) {
+	var again []string
+	for _, p := range pkgs {
+		f := byPath[p.PkgPath]
+		if f == nil || len(p.Errors) == 0 {
+			continue
+		}
+		var lines []int
+		for _, e := range p.Errors {
+			if e.Kind == packages.ListError { // the go command's report of the same errors
+				continue
+			}
+			pos, _, ok := splitPos(e.Pos + ": x")
+			if e.Kind != packages.TypeError || !ok || !unusedImport.MatchString(e.Msg) {
+				lines = nil
+				break
+			}
+			lines = append(lines, pos.Line)
+			fmt.Fprintf(g.opts.Stderr, "zealgo build: %s: %s: imported as _ in the compiled program\n", e.Pos, e.Msg)
+		}
+		if len(lines) == 0 {
+			continue
+		}
+		if err := g.blankImports(f, lines); err != nil {
+			return nil, err
+		}
+		again = append(again, p.PkgPath)
+	}
+	if len(again) == 0 {
+		return pkgs, nil
+	}
+	overlay, err := g.overlayData()
+	if err != nil {
+		return nil, err
+	}
+	cfg.Overlay = overlay
+	reloaded, err := packages.Load(cfg, again...)
+	if err != nil {
+		return nil, fmt.Errorf("zealgo: build: %w", err)
+	}
+	byPkg := map[string]*packages.Package{}
+	for _, p := range reloaded {
+		byPkg[p.PkgPath] = p
+	}
+	for i, p := range pkgs {
+		if r := byPkg[p.PkgPath]; r != nil {
+			pkgs[i] = r
+		}
+	}
+	return pkgs, nil
+}
+
+// blankImports rewrites the imports of f's copy declared on the given
+// lines (of the original file) as _ imports.
+func (g *generator) blankImports(f *file, lines []int) error {
+	path := filepath.Join(g.opts.Dir, filepath.FromSlash(f.pkgDir), "handler.go")
+	src, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("zealgo: build: %w", err)
+	}
+	fset := token.NewFileSet()
+	syn, err := parser.ParseFile(fset, path, src, parser.ImportsOnly)
+	if err != nil {
+		return fmt.Errorf("zealgo: build: %w", err)
+	}
+	for i := len(syn.Imports) - 1; i >= 0; i-- { // from the end: offsets stay valid
+		spec := syn.Imports[i]
+		if !slices.Contains(lines, fset.Position(spec.Path.Pos()).Line) {
+			continue
+		}
+		if spec.Name != nil {
+			start, end := fset.PositionFor(spec.Name.Pos(), false).Offset, fset.PositionFor(spec.Name.End(), false).Offset
+			src = slices.Concat(src[:start], []byte("_"), src[end:])
+		} else {
+			at := fset.PositionFor(spec.Path.Pos(), false).Offset
+			src = slices.Concat(src[:at], []byte("_ "), src[at:])
+		}
+	}
+	return g.write(f.pkgDir+"/handler.go", src)
+}
+
 // undefinedSel matches go/types' message for an undefined selector.
 var undefinedSel = regexp.MustCompile(`^(.+)\.(\w+) undefined \(type (\S+) has no field or method`)
 
@@ -71,7 +166,21 @@ func (g *generator) check(f *file, p *packages.Package, fset *token.FileSet) {
 		return
 	}
 	e := p.Errors[0]
+	for _, pe := range p.Errors { // go/parser's or go/types' error rather than the go command's
+		if pe.Kind != packages.ListError {
+			e = pe
+			break
+		}
+	}
 	f.err, f.errLine, f.errCol = e.Msg, 0, 0
+	if e.Kind == packages.ListError { // "# pkg\nfile:line:col: msg"
+		for _, line := range strings.Split(e.Msg, "\n") {
+			if pos, msg, ok := splitPos(line); ok {
+				f.err, e.Pos = msg, fmt.Sprintf("%s:%d:%d", pos.Filename, pos.Line, pos.Column)
+				break
+			}
+		}
+	}
 	if pos, _, ok := splitPos(e.Pos + ": x"); ok {
 		f.errLine, f.errCol = pos.Line, pos.Column
 	}
@@ -113,7 +222,7 @@ func (g *generator) writeRegistration(f *file, p *packages.Package, fset *token.
 			vars = append(vars, fmt.Sprintf("%q: %s", n, n))
 			continue
 		}
-		vars = append(vars, fmt.Sprintf("%q: %s", n, w.adapter(n, sig)))
+		vars = append(vars, fmt.Sprintf("%q: %s", n, w.adapter(f.rel, at, n, sig)))
 	}
 	var imports []string
 	namesInput := false
@@ -134,7 +243,7 @@ func (g *generator) writeRegistration(f *file, p *packages.Package, fset *token.
 		fmt.Fprintf(&b, "\t%s\n", line)
 	}
 	fmt.Fprintf(&b, ")\n\nfunc init() {\n\tzg_host.RegisterCompiled(zg_host.CompiledFile{\n")
-	fmt.Fprintf(&b, "\t\tPath: %q,\n\t\tHash: %q,\n", f.rel, f.hash)
+	fmt.Fprintf(&b, "\t\tPath: %q,\n\t\tHash: %q,\n\t\tMatchSource: %v,\n", f.rel, f.hash, len(g.opts.Trees) > 0)
 	fmt.Fprintf(&b, "\t\tImports: []string{%s},\n\t\tNamesInput: %v,\n", strings.Join(imports, ", "), namesInput)
 	fmt.Fprintf(&b, "\t\tPos: map[string][2]int{%s},\n", strings.Join(pos, ", "))
 	fmt.Fprintf(&b, "\t\tVars: map[string]any{\n")
@@ -143,9 +252,33 @@ func (g *generator) writeRegistration(f *file, p *packages.Package, fset *token.
 	}
 	fmt.Fprintf(&b, "\t\t},\n\t})\n}\n")
 	f.registered = true
-	path := filepath.Join(g.opts.Dir, filepath.FromSlash(f.pkgDir), "zz_register.go")
-	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+	return g.write(f.pkgDir+"/zz_register.go", []byte(b.String()))
+}
+
+// importPath is the import path of f's package.
+func (g *generator) importPath(f *file) string { return g.importBase + "/" + f.pkgDir }
+
+// goDir is where the go command runs: the generated module, or the
+// application's with Overlay.
+func (g *generator) goDir() string {
+	if g.virtBase != "" {
+		return g.opts.Module
+	}
+	return g.opts.Dir
+}
+
+// remove removes the package directory dir and its overlay entries.
+func (g *generator) remove(dir string) error {
+	if err := os.RemoveAll(filepath.Join(g.opts.Dir, filepath.FromSlash(dir))); err != nil {
 		return fmt.Errorf("zealgo: build: %w", err)
+	}
+	if g.virtBase != "" {
+		prefix := filepath.Join(g.virtBase, filepath.FromSlash(dir)) + string(filepath.Separator)
+		for virt := range g.overlay {
+			if strings.HasPrefix(virt, prefix) {
+				delete(g.overlay, virt)
+			}
+		}
 	}
 	return nil
 }

@@ -18,6 +18,7 @@ package buildgen
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -51,6 +52,17 @@ type Options struct {
 	KeepGoing bool
 	// Stderr receives the go command's output.
 	Stderr io.Writer
+
+	// Overlay, for tests: instead of a program, write a `go build
+	// -overlay` file at this path that adds the compiled files to the
+	// application's module, as packages under <module>/zz_zealgo_compiled,
+	// and to the package in TestDir a test file, in package TestPackage,
+	// that links them and marks the test binary compiled. `go test
+	// -overlay FILE ./pkg` then runs the package's tests on the compiled
+	// handlers. Main and Out are not used.
+	Overlay     string
+	TestDir     string
+	TestPackage string
 }
 
 // hostPath is the import path of the host package.
@@ -65,11 +77,17 @@ func Build(ctx context.Context, opts Options) error {
 	if err != nil {
 		return err
 	}
-	g := &generator{opts: o}
+	g := &generator{opts: o, importBase: genModule, overlay: map[string]string{}}
 	if err := g.prepareDir(); err != nil {
 		return err
 	}
-	if err := g.writeModule(); err != nil {
+	if o.Overlay != "" {
+		if err := g.readModule(); err != nil {
+			return err
+		}
+		g.importBase = g.modPath + "/zz_zealgo_compiled"
+		g.virtBase = filepath.Join(o.Module, "zz_zealgo_compiled")
+	} else if err := g.writeModule(); err != nil {
 		return err
 	}
 	for _, t := range append([]string{o.Root}, o.Trees...) {
@@ -79,6 +97,9 @@ func Build(ctx context.Context, opts Options) error {
 	}
 	if err := g.analyze(); err != nil {
 		return err
+	}
+	if o.Overlay != "" {
+		return g.writeOverlay()
 	}
 	if err := g.writeMain(ctx); err != nil {
 		return err
@@ -143,11 +164,16 @@ func findModule(dir string) (string, error) {
 
 // generator holds the state of one build.
 type generator struct {
-	opts    Options
-	modPath string  // the application's module path
-	files   []*file // in the order found
-	byKey   map[string]*file
-	pkgDirs map[string]bool
+	opts Options
+	// importBase is the import path of the files' packages (the
+	// generated module, or the application's with Overlay); virtBase,
+	// with Overlay, the directory they appear in.
+	importBase, virtBase string
+	overlay              map[string]string // virtual path -> file written
+	modPath              string            // the application's module path
+	files                []*file           // in the order found
+	byKey                map[string]*file
+	pkgDirs              map[string]bool
 }
 
 // prepareDir empties the generated files of an earlier build and writes a
@@ -170,6 +196,62 @@ func (g *generator) prepareDir() error {
 }
 
 // goCmd runs the go command in the generated module.
+// write writes a generated file at rel, slash-separated below the
+// generated directory, and with Overlay adds it to the overlay.
+func (g *generator) write(rel string, data []byte) error {
+	path := filepath.Join(g.opts.Dir, filepath.FromSlash(rel))
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return fmt.Errorf("zealgo: build: %w", err)
+	}
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		return fmt.Errorf("zealgo: build: %w", err)
+	}
+	if g.virtBase != "" {
+		g.overlay[filepath.Join(g.virtBase, filepath.FromSlash(rel))] = path
+	}
+	return nil
+}
+
+// overlayData returns the overlay's contents for go/packages.
+func (g *generator) overlayData() (map[string][]byte, error) {
+	if len(g.overlay) == 0 {
+		return nil, nil
+	}
+	out := map[string][]byte{}
+	for virt, real := range g.overlay {
+		data, err := os.ReadFile(real)
+		if err != nil {
+			return nil, fmt.Errorf("zealgo: build: %w", err)
+		}
+		out[virt] = data
+	}
+	return out, nil
+}
+
+// writeOverlay writes the test file and the overlay file.
+func (g *generator) writeOverlay() error {
+	if g.opts.TestDir == "" || g.opts.TestPackage == "" {
+		return fmt.Errorf("zealgo: build: an overlay needs a test directory and package")
+	}
+	path := filepath.Join(g.opts.Dir, "zz_zealgo_compiled_test.go")
+	if err := os.WriteFile(path, []byte(g.linkFile(g.opts.TestPackage, "the test binary")), 0o644); err != nil {
+		return fmt.Errorf("zealgo: build: %w", err)
+	}
+	dir, err := filepath.Abs(g.opts.TestDir)
+	if err != nil {
+		return fmt.Errorf("zealgo: build: %w", err)
+	}
+	g.overlay[filepath.Join(dir, "zz_zealgo_compiled_test.go")] = path
+	data, err := json.MarshalIndent(map[string]any{"Replace": g.overlay}, "", "\t")
+	if err != nil {
+		return fmt.Errorf("zealgo: build: %w", err)
+	}
+	if err := os.WriteFile(g.opts.Overlay, data, 0o644); err != nil {
+		return fmt.Errorf("zealgo: build: %w", err)
+	}
+	return nil
+}
+
 func (g *generator) goCmd(ctx context.Context, args ...string) error {
 	cmd := exec.CommandContext(ctx, "go", args...)
 	cmd.Dir = g.opts.Dir
