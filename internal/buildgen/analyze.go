@@ -186,6 +186,9 @@ func (g *generator) check(f *file, p *packages.Package, fset *token.FileSet) {
 	}
 	if m := undefinedSel.FindStringSubmatch(e.Msg); m != nil {
 		f.receiver, f.selector, f.receiverType = m[1], m[2], m[3]
+		if f.errCol > len(f.receiver)+1 { // at the receiver, as the interpreter says, not at the name
+			f.errCol -= len(f.receiver) + 1
+		}
 		if f.receiverType == "*host.API" { // as the interpreter names it
 			f.receiverType = "*" + hostPath + ".API"
 		}
