@@ -120,6 +120,10 @@ func RegisterCompiled(files ...CompiledFile) {
 	}
 }
 
+// Compiled reports whether this binary was made by `zealgo build`: it
+// serves its handler, page and task files compiled, from the registry.
+func Compiled() bool { return isCompiled() }
+
 // isCompiled reports whether this process serves from the registry.
 func isCompiled() bool {
 	registry.Lock()

@@ -61,12 +61,15 @@ func TestCompiledGolden(t *testing.T) {
 	if err != nil {
 		t.Fatalf("%v\n%s", err, out.String())
 	}
-	run := "^(TestGolden|TestPublicGolden)$/^(" + strings.Join(names, "|") + ")$"
+	run := "^(TestZealgoCompiledRegistry|TestGolden|TestPublicGolden)$/^(" + strings.Join(names, "|") + ")$"
 	cmd := exec.CommandContext(ctx, "go", "test", "-overlay", overlay, "-vet=off", "-count=1", "-v", "-run", run, ".")
 	cmd.Env = append(os.Environ(), "GOFLAGS=-mod=mod", "GOWORK=off")
 	got, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("the archives on compiled handlers: %v\n%s", err, got)
+	}
+	if !strings.Contains(string(got), "--- PASS: TestZealgoCompiledRegistry") {
+		t.Fatalf("the test binary did not serve compiled:\n%s", got)
 	}
 	if n := strings.Count(string(got), "--- PASS: TestGolden/") + strings.Count(string(got), "--- PASS: TestPublicGolden/"); n != len(names) {
 		t.Fatalf("%d archives passed compiled, want %d:\n%s", n, len(names), got)

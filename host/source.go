@@ -3,6 +3,7 @@ package host
 import (
 	"go/token"
 	"net/http"
+	"os"
 	"reflect"
 
 	"github.com/zealgo/zealgo/interp"
@@ -77,4 +78,15 @@ func (a *App) taskSource() (fileSource[*taskFunc], error) {
 		return nil, err
 	}
 	return c, nil
+}
+
+// statTask checks that the task file at path exists: on disk, or in the
+// compiled registry.
+func (a *App) statTask(path string) error {
+	if isCompiled() {
+		_, err := a.pickCompiled(path)
+		return err
+	}
+	_, err := os.Stat(path)
+	return err
 }

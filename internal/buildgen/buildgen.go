@@ -234,7 +234,23 @@ func (g *generator) writeOverlay() error {
 		return fmt.Errorf("zealgo: build: an overlay needs a test directory and package")
 	}
 	path := filepath.Join(g.opts.Dir, "zz_zealgo_compiled_test.go")
-	if err := os.WriteFile(path, []byte(g.linkFile(g.opts.TestPackage, "the test binary")), 0o644); err != nil {
+	n := 0
+	for _, f := range g.files {
+		if f.registered {
+			n++
+		}
+	}
+	src := g.linkFile(g.opts.TestPackage, "the test binary") + fmt.Sprintf(`
+// TestZealgoCompiledRegistry checks that the test binary serves compiled.
+func TestZealgoCompiledRegistry(t *testing.T) {
+	if !zg_host.Compiled() {
+		t.Fatal("zealgo: the compiled files are not registered")
+	}
+	t.Log("compiled files linked: %d")
+}
+`, n)
+	src = strings.Replace(src, "import (\n", "import (\n\t\"testing\"\n", 1)
+	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
 		return fmt.Errorf("zealgo: build: %w", err)
 	}
 	dir, err := filepath.Abs(g.opts.TestDir)
