@@ -150,15 +150,45 @@ func TestNewApplication(t *testing.T) {
 	}
 
 	goChecks(t, app)
+	built(t, app)
+}
+
+// built builds the application with `zealgo build` (cmd/zealgo's main,
+// every handler, page and task file compiled), removes the handler, page
+// and task sources, and serves the same requests as serveNew with the
+// binary: it answers them from what it compiled in.
+func built(t *testing.T, app string) {
+	bin := filepath.Join(t.TempDir(), "blog")
+	if out, errOut, code := runIn(t, app, nil, binary, "build", "-o", bin); code != 0 {
+		t.Fatalf("zealgo build: exit %d\n%s%s", code, out, errOut)
+	}
+	if got := readApp(t, app, ".zealgo/.gitignore"); !strings.Contains(got, "\n*\n") {
+		t.Errorf(".zealgo/.gitignore: %q", got)
+	}
+	for _, p := range []string{"api", "task", "public/index.go", "lib"} {
+		if err := os.RemoveAll(filepath.Join(app, p)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.RemoveAll(filepath.Join(app, "data")); err != nil {
+		t.Fatal(err)
+	}
+	if logs := serveApp(t, app, bin); !strings.Contains(logs, `"zealgo: handler, page and task files compiled into the binary" files=4`) {
+		t.Errorf("the built application does not serve compiled files:\n%s", logs)
+	}
 }
 
 // serveNew serves the new application with `zealgo serve` run in its
 // directory, requests every endpoint, the page and the stylesheet, waits
 // for the task's result in the log, and stops the server with SIGTERM.
-func serveNew(t *testing.T, app string) {
+func serveNew(t *testing.T, app string) { serveApp(t, app, binary) }
+
+// serveApp is serveNew with the program prog (zealgo, or the application
+// built by zealgo build), and returns the server's log.
+func serveApp(t *testing.T, app, prog string) string {
 	addr := testutil.FreeAddr(t)
 	logs := &testutil.Buffer{}
-	cmd := exec.Command(binary, "serve", "--addr", addr, "--task-workers", "1")
+	cmd := exec.Command(prog, "serve", "--addr", addr, "--task-workers", "1")
 	cmd.Dir, cmd.Stderr = app, logs
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -238,6 +268,7 @@ func serveNew(t *testing.T, app string) {
 	if strings.Contains(logs.String(), "level=ERROR") || strings.Contains(logs.String(), "level=WARN") {
 		t.Errorf("serve logged a problem:\n%s", logs)
 	}
+	return logs.String()
 }
 
 // goChecks runs the application's own go vet, go build and go test, type-
