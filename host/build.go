@@ -24,6 +24,7 @@ func (a *App) cmdBuild(ctx context.Context, args []string, stdout, stderr io.Wri
 	fs.StringVar(&o.Out, "o", "", "the binary to write (default <root>/<name of root>)")
 	fs.StringVar(&o.Main, "main", mainPackage(), "import path of the main `package` to build (./x: x in the root's module)")
 	fs.StringVar(&o.Dir, "dir", "", "directory of the generated program (default <root>/.zealgo/build)")
+	fs.BoolVar(&o.Embed, "embed", false, "put the templates, static files and migrations in the binary")
 	fs.BoolVar(&o.KeepGoing, "keep-going", false, "register a file that does not compile with its error instead of failing")
 	if err := a.parseFlags(fs, args); err != nil {
 		return 2

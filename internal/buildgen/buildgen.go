@@ -46,6 +46,9 @@ type Options struct {
 	Dir string
 	// Out is the binary to write (default <root>/<root's name>).
 	Out string
+	// Embed puts the root's templates, static files and migrations in the
+	// binary (host.EmbedAssets).
+	Embed bool
 	// KeepGoing registers a file that does not compile, or holds no valid
 	// handler, with its error instead of failing the build: requests for
 	// it then answer as interpreted ones do. For test suites.

@@ -42,6 +42,11 @@ func (g *generator) writeMain(ctx context.Context) error {
 			return fmt.Errorf("zealgo: build: %w", err)
 		}
 	}
+	if g.opts.Embed {
+		if err := g.writeAssets(dst); err != nil {
+			return err
+		}
+	}
 	return os.WriteFile(filepath.Join(dst, "zz_zealgo_compiled.go"), []byte(g.linkFile("main", main)), 0o644)
 }
 
