@@ -36,6 +36,7 @@ func init() {
 		"DBEnv":                  reflect.ValueOf(constant.MakeFromLiteral("\"ZEALGO_DB\"", token.STRING, 0)),
 		"DBFile":                 reflect.ValueOf(constant.MakeFromLiteral("\"app.db\"", token.STRING, 0)),
 		"EchoMiddleware":         reflect.ValueOf(host.EchoMiddleware),
+		"EmbedAssets":            reflect.ValueOf(host.EmbedAssets),
 		"ErrNoTaskWorkers":       reflect.ValueOf(&host.ErrNoTaskWorkers).Elem(),
 		"ErrSessionNotFound":     reflect.ValueOf(&host.ErrSessionNotFound).Elem(),
 		"ErrTaskArgs":            reflect.ValueOf(&host.ErrTaskArgs).Elem(),
