@@ -187,7 +187,9 @@ func built(t *testing.T, app string) {
 // serveNew serves the new application with `zealgo serve` run in its
 // directory, requests every endpoint, the page and the stylesheet, waits
 // for the task's result in the log, and stops the server with SIGTERM.
-func serveNew(t *testing.T, app string) { serveApp(t, app, binary, readApp(t, app, "public/css/style.css")) }
+func serveNew(t *testing.T, app string) {
+	serveApp(t, app, binary, readApp(t, app, "public/css/style.css"))
+}
 
 // serveApp is serveNew with the program prog (zealgo, or the application
 // built by zealgo build) and the stylesheet it must send, and returns the

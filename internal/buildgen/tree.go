@@ -24,11 +24,11 @@ type file struct {
 	pkgDir string // relative to the generated module: files/api/device/list_go
 	task   bool   // under task/
 	// err is why the file does not compile (with Options.KeepGoing).
-	err                 string
-	errLine, errCol     int
-	selector, receiver  string
-	receiverType        string
-	registered, invalid bool
+	err                string
+	errLine, errCol    int
+	selector, receiver string
+	receiverType       string
+	registered         bool
 }
 
 // writeModule writes the generated module's go.mod and go.sum: the
