@@ -19,33 +19,23 @@ import (
 // A file that does not compile fails the build, or with KeepGoing is
 // registered with its error and left out of the program.
 func (g *generator) analyze() error {
-	var patterns []string
+	var todo []*file
 	byPath := map[string]*file{}
 	for _, f := range g.files {
 		if f.err == "" {
-			patterns = append(patterns, g.importPath(f))
+			todo = append(todo, f)
 			byPath[g.importPath(f)] = f
 		}
 	}
-	var pkgs []*packages.Package
-	if len(patterns) > 0 {
-		overlay, err := g.overlayData()
-		if err != nil {
-			return err
-		}
-		cfg := &packages.Config{Mode: packages.NeedName | packages.NeedFiles | packages.NeedImports | packages.NeedTypes |
-			packages.NeedSyntax | packages.NeedTypesInfo, Dir: g.goDir(), Env: g.env(), Fset: token.NewFileSet(), Overlay: overlay}
-		if pkgs, err = packages.Load(cfg, patterns...); err != nil {
-			return fmt.Errorf("zealgo: build: %w", err)
-		}
-		if pkgs, err = g.blankUnused(cfg, pkgs, byPath); err != nil {
-			return err
-		}
-		for _, p := range pkgs {
-			if f := byPath[p.PkgPath]; f != nil {
-				g.check(f, p, cfg.Fset)
-			}
-		}
+	pkgs, err := g.load(todo)
+	if err != nil {
+		return err
+	}
+	if pkgs, err = g.blankUnused(pkgs, byPath); err != nil {
+		return err
+	}
+	for _, p := range pkgs {
+		g.check(byPath[p.PkgPath], p)
 	}
 	var problems []string
 	for _, f := range g.files {
@@ -62,7 +52,7 @@ func (g *generator) analyze() error {
 	}
 	for _, p := range pkgs {
 		if f := byPath[p.PkgPath]; f != nil && f.err == "" {
-			if err := g.writeRegistration(f, p, p.Fset); err != nil {
+			if err := g.writeRegistration(f, p); err != nil {
 				return err
 			}
 		}
@@ -76,8 +66,8 @@ var unusedImport = regexp.MustCompile(`imported (as \w+ )?and not used$`)
 // blankUnused imports as _ the packages that a file imports and does not
 // use, which the interpreter lets through and the Go compiler refuses,
 // says so, and loads those files again.
-func (g *generator) blankUnused(cfg *packages.Config, pkgs []*packages.Package, byPath map[string]*file) ([]*packages.Package, error) {
-	var again []string
+func (g *generator) blankUnused(pkgs []*packages.Package, byPath map[string]*file) ([]*packages.Package, error) {
+	var again []*file
 	for _, p := range pkgs {
 		f := byPath[p.PkgPath]
 		if f == nil || len(p.Errors) == 0 {
@@ -102,19 +92,14 @@ func (g *generator) blankUnused(cfg *packages.Config, pkgs []*packages.Package, 
 		if err := g.blankImports(f, lines); err != nil {
 			return nil, err
 		}
-		again = append(again, p.PkgPath)
+		again = append(again, f)
 	}
 	if len(again) == 0 {
 		return pkgs, nil
 	}
-	overlay, err := g.overlayData()
+	reloaded, err := g.load(again)
 	if err != nil {
 		return nil, err
-	}
-	cfg.Overlay = overlay
-	reloaded, err := packages.Load(cfg, again...)
-	if err != nil {
-		return nil, fmt.Errorf("zealgo: build: %w", err)
 	}
 	byPkg := map[string]*packages.Package{}
 	for _, p := range reloaded {
@@ -161,7 +146,7 @@ func (g *generator) blankImports(f *file, lines []int) error {
 var undefinedSel = regexp.MustCompile(`^(.+)\.(\w+) undefined \(type (\S+) has no field or method`)
 
 // check records the first error of p on f.
-func (g *generator) check(f *file, p *packages.Package, fset *token.FileSet) {
+func (g *generator) check(f *file, p *packages.Package) {
 	if len(p.Errors) == 0 {
 		return
 	}
@@ -203,7 +188,8 @@ var varNames = []string{"get", "post", "put", "delete", "patch", "middleware"}
 var inputFields = map[string]bool{"Input": true, "Post": true, "Form": true, "PostForm": true, "MultipartForm": true}
 
 // writeRegistration writes the file that registers f's variables.
-func (g *generator) writeRegistration(f *file, p *packages.Package, fset *token.FileSet) error {
+func (g *generator) writeRegistration(f *file, p *packages.Package) error {
+	fset := p.Fset
 	base := strings.TrimSuffix(f.rel[strings.LastIndexByte(f.rel, '/')+1:], ".go")
 	names := []string{base}
 	if !f.task {

@@ -172,6 +172,7 @@ type generator struct {
 	// generated module, or the application's with Overlay); virtBase,
 	// with Overlay, the directory they appear in.
 	importBase, virtBase string
+	goVersion            string            // the module's language version, for go/types
 	overlay              map[string]string // virtual path -> file written
 	modPath              string            // the application's module path
 	files                []*file           // in the order found
@@ -213,22 +214,6 @@ func (g *generator) write(rel string, data []byte) error {
 		g.overlay[filepath.Join(g.virtBase, filepath.FromSlash(rel))] = path
 	}
 	return nil
-}
-
-// overlayData returns the overlay's contents for go/packages.
-func (g *generator) overlayData() (map[string][]byte, error) {
-	if len(g.overlay) == 0 {
-		return nil, nil
-	}
-	out := map[string][]byte{}
-	for virt, real := range g.overlay {
-		data, err := os.ReadFile(real)
-		if err != nil {
-			return nil, fmt.Errorf("zealgo: build: %w", err)
-		}
-		out[virt] = data
-	}
-	return out, nil
 }
 
 // writeOverlay writes the test file and the overlay file.

@@ -45,6 +45,9 @@ func (g *generator) writeModule() error {
 	if mf.Go != nil {
 		fmt.Fprintf(&b, "go %s\n\n", mf.Go.Version)
 	}
+	for _, d := range mf.Godebug { // the run-time defaults the application chose
+		fmt.Fprintf(&b, "godebug %s=%s\n\n", d.Key, d.Value)
+	}
 	fmt.Fprintf(&b, "require %s v0.0.0-00010101000000-000000000000\n\n", g.modPath)
 	for _, r := range mf.Require {
 		if r.Mod.Path != g.modPath {
@@ -105,6 +108,9 @@ func (g *generator) parseModule() (*modfile.File, error) {
 		return nil, fmt.Errorf("zealgo: build: %s has no module line", gomod)
 	}
 	g.modPath = mf.Module.Mod.Path
+	if mf.Go != nil {
+		g.goVersion = langVersion(mf.Go.Version)
+	}
 	return mf, nil
 }
 
