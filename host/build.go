@@ -34,10 +34,12 @@ func (a *App) cmdBuild(ctx context.Context, args []string, stdout, stderr io.Wri
 		return 2
 	}
 	o.Root, o.Stderr = a.cfg.Root, stderr
-	if err := buildgen.Build(ctx, o); err != nil {
+	out, err := buildgen.Build(ctx, o)
+	if err != nil {
 		fmt.Fprintln(stderr, err)
 		return 1
 	}
+	fmt.Fprintf(stdout, "zealgo build: wrote %s\n", out)
 	return 0
 }
 

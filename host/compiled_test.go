@@ -56,7 +56,7 @@ func TestCompiledGolden(t *testing.T) {
 	var out bytes.Buffer
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	err := buildgen.Build(ctx, buildgen.Options{Root: trees[0], Trees: trees[1:], Module: "..", Dir: filepath.Join(tmp, "gen"),
+	_, err := buildgen.Build(ctx, buildgen.Options{Root: trees[0], Trees: trees[1:], Module: "..", Dir: filepath.Join(tmp, "gen"),
 		KeepGoing: true, Overlay: overlay, TestDir: ".", TestPackage: "host_test", Stderr: &out})
 	if err != nil {
 		t.Fatalf("%v\n%s", err, out.String())

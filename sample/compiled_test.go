@@ -35,7 +35,7 @@ func TestSampleCompiled(t *testing.T) {
 	var out bytes.Buffer
 	ctx, cancel := context.WithTimeout(context.Background(), 12*time.Minute)
 	defer cancel()
-	err := buildgen.Build(ctx, buildgen.Options{Root: "..", Dir: filepath.Join(tmp, "gen"),
+	_, err := buildgen.Build(ctx, buildgen.Options{Root: "..", Dir: filepath.Join(tmp, "gen"),
 		Overlay: overlay, TestDir: ".", TestPackage: "main", Stderr: &out})
 	if err != nil {
 		t.Fatalf("%v\n%s", err, out.String())
@@ -66,7 +66,7 @@ func TestSampleBuilt(t *testing.T) {
 	var out bytes.Buffer
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	err := buildgen.Build(ctx, buildgen.Options{Root: "..", Main: "github.com/zealgo/zealgo/sample",
+	_, err := buildgen.Build(ctx, buildgen.Options{Root: "..", Main: "github.com/zealgo/zealgo/sample",
 		Dir: filepath.Join(tmp, "gen"), Out: bin, Stderr: &out})
 	if err != nil {
 		t.Fatalf("%v\n%s", err, out.String())

@@ -20,6 +20,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"go/format"
 	"io"
 	"os"
 	"os/exec"
@@ -74,12 +75,24 @@ const hostPath = "github.com/zealgo/zealgo/host"
 // genModule is the module path of the generated program.
 const genModule = "zealgo.build/app"
 
-// Build generates the program and builds it into opts.Out.
-func Build(ctx context.Context, opts Options) error {
+// Build generates the program and builds it into opts.Out, and returns
+// the binary's absolute path ("" with Overlay).
+func Build(ctx context.Context, opts Options) (string, error) {
 	o, err := opts.resolve()
 	if err != nil {
-		return err
+		return "", err
 	}
+	if err := build(ctx, o); err != nil {
+		return "", err
+	}
+	if o.Overlay != "" {
+		return "", nil
+	}
+	return o.Out, nil
+}
+
+// build is Build with the options resolved.
+func build(ctx context.Context, o Options) error {
 	g := &generator{opts: o, importBase: genModule, overlay: map[string]string{}}
 	if err := g.prepareDir(); err != nil {
 		return err
@@ -203,6 +216,9 @@ func (g *generator) prepareDir() error {
 // write writes a generated file at rel, slash-separated below the
 // generated directory, and with Overlay adds it to the overlay.
 func (g *generator) write(rel string, data []byte) error {
+	if strings.HasPrefix(filepath.Base(rel), "zz_") {
+		data = formatted(data)
+	}
 	path := filepath.Join(g.opts.Dir, filepath.FromSlash(rel))
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return fmt.Errorf("zealgo: build: %w", err)
@@ -238,7 +254,7 @@ func TestZealgoCompiledRegistry(t *testing.T) {
 }
 `, n)
 	src = strings.Replace(src, "import (\n", "import (\n\t\"testing\"\n", 1)
-	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
+	if err := os.WriteFile(path, formatted([]byte(src)), 0o644); err != nil {
 		return fmt.Errorf("zealgo: build: %w", err)
 	}
 	dir, err := filepath.Abs(g.opts.TestDir)
@@ -254,6 +270,15 @@ func TestZealgoCompiledRegistry(t *testing.T) {
 		return fmt.Errorf("zealgo: build: %w", err)
 	}
 	return nil
+}
+
+// formatted returns generated Go source gofmt'ed (as it is, should it not
+// parse: the compiler then says why).
+func formatted(src []byte) []byte {
+	if out, err := format.Source(src); err == nil {
+		return out
+	}
+	return src
 }
 
 func (g *generator) goCmd(ctx context.Context, args ...string) error {

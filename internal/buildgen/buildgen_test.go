@@ -50,7 +50,7 @@ func TestBuildFailsOnErrors(t *testing.T) {
 		}
 	}
 	var stderr bytes.Buffer
-	err := Build(context.Background(), Options{Root: root, Module: "../..", Dir: filepath.Join(root, "gen"), Out: filepath.Join(root, "bin"), Stderr: &stderr})
+	_, err := Build(context.Background(), Options{Root: root, Module: "../..", Dir: filepath.Join(root, "gen"), Out: filepath.Join(root, "bin"), Stderr: &stderr})
 	if err == nil {
 		t.Fatal("the build succeeded")
 	}

@@ -77,5 +77,5 @@ func init() {
 	zg_host.EmbedAssets(sub, %q)
 }
 `, hostPath, hex.EncodeToString(h.Sum(nil))[:16])
-	return os.WriteFile(filepath.Join(mainDir, "zz_zealgo_assets.go"), []byte(src), 0o644)
+	return os.WriteFile(filepath.Join(mainDir, "zz_zealgo_assets.go"), formatted([]byte(src)), 0o644)
 }

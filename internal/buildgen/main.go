@@ -47,7 +47,7 @@ func (g *generator) writeMain(ctx context.Context) error {
 			return err
 		}
 	}
-	return os.WriteFile(filepath.Join(dst, "zz_zealgo_compiled.go"), []byte(g.linkFile("main", main)), 0o644)
+	return os.WriteFile(filepath.Join(dst, "zz_zealgo_compiled.go"), formatted([]byte(g.linkFile("main", main))), 0o644)
 }
 
 // linkFile returns the Go file, in package pkg, that imports every

@@ -113,7 +113,7 @@ func measure(bin string, n, capN int) (row, error) {
 	}
 	if *built {
 		out := filepath.Join(root, "zbench-built")
-		if err := buildgen.Build(context.Background(), buildgen.Options{Root: root, Module: ".",
+		if _, err := buildgen.Build(context.Background(), buildgen.Options{Root: root, Module: ".",
 			Main: "github.com/zealgo/zealgo/bench/cmd/zbench", Dir: filepath.Join(root, ".zealgo", "build"), Out: out}); err != nil {
 			return r, err
 		}
