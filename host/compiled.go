@@ -42,6 +42,12 @@ type CompiledFile struct {
 	// handler or page func, the variable's value otherwise (a task's
 	// func, the middleware list, a value that is no valid handler).
 	Vars map[string]any
+	// Package is the import path of the package the file is compiled
+	// into, and Funcs its variables that hold funcs, as they are: a panic's
+	// frames in them are named as the interpreter names them (the file's
+	// path, the variable's name).
+	Package string
+	Funcs   map[string]any
 	// Pos holds where each variable is declared: line and column.
 	Pos map[string][2]int
 	// Imports lists the file's import paths.
@@ -117,6 +123,7 @@ func RegisterCompiled(files ...CompiledFile) {
 	for i := range files {
 		f := files[i]
 		registry.files[f.Path] = append(registry.files[f.Path], &f)
+		registerFrames(&f)
 	}
 }
 

@@ -21,10 +21,8 @@ import (
 // build"). Every other archive of testdata/golden and testdata/public runs
 // in both modes with the same expectations.
 var interpretedOnly = map[string]string{
-	"error_compile":  "Yaegi's own errors: range over int compiles, and go/types words some errors differently",
-	"panic_record":   "a compiled panic's stack has the Go runtime's frames and names",
-	"panic_dev_page": "a compiled panic's stack has the Go runtime's frames and names",
-	"dev_check":      "sync.OnceValue, absent from the interpreter's standard library, compiles",
+	"error_compile": "Yaegi's own errors: range over int compiles, and go/types words some errors differently",
+	"dev_check":     "sync.OnceValue, absent from the interpreter's standard library, compiles",
 }
 
 // TestCompiledGolden runs the golden suite (TestGolden) and the public-file

@@ -196,7 +196,7 @@ func (g *generator) writeRegistration(f *file, p *packages.Package) error {
 		names = append(names, varNames...)
 	}
 	w := newWriter(p.Types)
-	var vars, pos []string
+	var vars, pos, funcs []string
 	seen := map[string]bool{}
 	for _, n := range names {
 		v, ok := p.Types.Scope().Lookup(n).(*types.Var)
@@ -207,6 +207,9 @@ func (g *generator) writeRegistration(f *file, p *packages.Package) error {
 		at := fset.Position(v.Pos())
 		pos = append(pos, fmt.Sprintf("%q: {%d, %d}", n, at.Line, at.Column))
 		sig, isFunc := v.Type().Underlying().(*types.Signature)
+		if isFunc {
+			funcs = append(funcs, fmt.Sprintf("%q: %s", n, n))
+		}
 		if f.task || n == "middleware" || !isFunc || !validHandler(sig) {
 			vars = append(vars, fmt.Sprintf("%q: %s", n, n))
 			continue
@@ -234,6 +237,7 @@ func (g *generator) writeRegistration(f *file, p *packages.Package) error {
 	fmt.Fprintf(&b, ")\n\nfunc init() {\n\tzg_host.RegisterCompiled(zg_host.CompiledFile{\n")
 	fmt.Fprintf(&b, "\t\tPath: %q,\n\t\tHash: %q,\n\t\tMatchSource: %v,\n", f.rel, f.hash, len(g.opts.Trees) > 0)
 	fmt.Fprintf(&b, "\t\tImports: []string{%s},\n\t\tNamesInput: %v,\n", strings.Join(imports, ", "), namesInput)
+	fmt.Fprintf(&b, "\t\tPackage: %q,\n\t\tFuncs: map[string]any{%s},\n", g.importPath(f), strings.Join(funcs, ", "))
 	fmt.Fprintf(&b, "\t\tPos: map[string][2]int{%s},\n", strings.Join(pos, ", "))
 	fmt.Fprintf(&b, "\t\tVars: map[string]any{\n")
 	for _, v := range vars {
