@@ -55,9 +55,9 @@ type App struct {
 	dirs     appDirs
 	edge     edgeState // time limits, frame headers, cross-origin, proxies (edge.go)
 	echo     *echo.Echo
-	root     http.Handler // outermost layer, global middleware, then echo
-	api      *interp.Cache[*handlerFile]
-	pages    *interp.Cache[*handlerFile]         // public/ pages (public.go)
+	root     http.Handler                        // outermost layer, global middleware, then echo
+	api      fileSource[*handlerFile]            // interpreted or compiled (source.go)
+	pages    fileSource[*handlerFile]            // public/ pages (public.go)
 	pub      publicState                         // static root, templates, error pages
 	scopeMW  [][]func(http.Handler) http.Handler // per scope, instantiated at start-up
 	scoped   sync.Map                            // handler name and scope set -> http.Handler
@@ -198,7 +198,7 @@ func (a *App) setup() (err error) {
 	if a.sessions, err = a.newSessionManager(); err != nil {
 		return err
 	}
-	a.api, err = interp.NewCache(a.buildHandlers(a.dirs.api), a.servingCacheOptions())
+	a.api, err = a.handlerSource(a.dirs.api)
 	if err != nil {
 		return err
 	}

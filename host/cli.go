@@ -31,6 +31,9 @@ import (
 //	        missing or empty DIR, with a go.mod requiring this zealgo (and
 //	        replacing it with the source checkout it was built from, or
 //	        $ZEALGO_SOURCE), then run go mod tidy there when go is on the PATH
+//	build   zealgo build [-o FILE] [--embed] [--main PKG]: compile every
+//	        handler, page and task file with the Go compiler into one
+//	        binary whose main is this program's (build.go, compiled.go)
 //	help    list the commands
 //
 // Every command but new takes --root DIR, the application directory (default ".");
@@ -257,7 +260,7 @@ func (a *App) prepare() error {
 	if a.dirs.module, err = interp.FindModule(real); err != nil {
 		return fmt.Errorf("zealgo: root %s: %w", a.cfg.Root, err)
 	}
-	return nil
+	return a.useEmbedded() // zealgo build --embed (embed.go)
 }
 
 // Route is one endpoint or page, as Routes lists it.

@@ -75,7 +75,9 @@
 //     (scopedHandler, middleware.go).
 //  6. Load (loadAPI, load.go; tryPage, public.go): the compiled file comes
 //     from a cache that compiles it on first use and again after it
-//     changes; a file that does not load answers with its error. pick
+//     changes, or, in a binary made by `zealgo build`, from the compiled
+//     registry (source.go, compiled.go); a file that does not load answers
+//     with its error. pick
 //     (handler.go) chooses the func for the method.
 //  7. The file's own middleware (var middleware), resolved when the file
 //     loads (analyze, handler.go) and chained around invoke (buildHandlers,

@@ -30,7 +30,7 @@ type handlerFile struct {
 	// when the file has none.
 	mw    []func(http.Handler) http.Handler
 	serve http.Handler
-	prog  *interp.Program
+	prog  fileVars
 	// input: the file's input is parsed before the call (needsInput).
 	input bool
 	// detach: the file may start goroutines (a go statement, or an
@@ -120,10 +120,10 @@ type handlerFunc struct {
 
 // newHandlerFunc checks the signature of v, the value of variable name, and
 // prepares its call: parameters injected by type, results (), (T) or (T, error).
-func (a *App) newHandlerFunc(prog *interp.Program, name string, v reflect.Value) (*handlerFunc, error) {
+func (a *App) newHandlerFunc(prog fileVars, name string, v reflect.Value) (*handlerFunc, error) {
 	bad := func(format string, args ...any) error {
 		p := prog.Position(name)
-		return &interp.Error{File: prog.Path, Line: p.Line, Col: p.Column, Msg: fmt.Sprintf(format, args...)}
+		return &interp.Error{File: prog.rel(), Line: p.Line, Col: p.Column, Msg: fmt.Sprintf(format, args...)}
 	}
 	if v.Kind() != reflect.Func {
 		return nil, bad("%s must be a func, not %s", name, v.Type())
@@ -177,7 +177,7 @@ func (a *App) newHandlerFunc(prog *interp.Program, name string, v reflect.Value)
 		if kinds[i] == argZero {
 			pos := prog.Position(name)
 			a.Logger().Warn(fmt.Sprintf("%s:%d:%d: %s: parameter %d (%s) is not injectable and receives its zero value",
-				prog.Path, pos.Line, pos.Column, name, i+1, t.In(i)), "file", prog.Path)
+				prog.rel(), pos.Line, pos.Column, name, i+1, t.In(i)), "file", prog.rel())
 		}
 	}
 	nout := t.NumOut()
@@ -228,8 +228,13 @@ func (a *API) inject(k argKind, zero reflect.Value) reflect.Value {
 // func named after the file (always for a file named after a verb), else
 // mode 2 with a func per method.
 func (a *App) analyze(prog *interp.Program, rel string) (*handlerFile, error) {
+	return a.analyzeFile(interpVars{prog}, rel)
+}
+
+// analyzeFile is analyze for a file from either source (source.go).
+func (a *App) analyzeFile(prog fileVars, rel string) (*handlerFile, error) {
 	base := strings.TrimSuffix(rel[strings.LastIndexByte(rel, '/')+1:], ".go")
-	f := &handlerFile{rel: rel, prog: prog, input: a.needsInput(prog.File), detach: a.mayDetach(prog.File)}
+	f := &handlerFile{rel: rel, prog: prog, input: prog.needsInput(a), detach: prog.mayDetach(a)}
 	var methods []string
 	if v, ok := prog.Var(base); ok {
 		fn, err := a.newHandlerFunc(prog, base, v)

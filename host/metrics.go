@@ -143,7 +143,7 @@ func (a *App) registerGauges() {
 }
 
 // cacheLen returns the number of files c holds; 0 before it exists.
-func cacheLen(c *interp.Cache[*handlerFile]) int {
+func cacheLen(c fileSource[*handlerFile]) int {
 	if c == nil {
 		return 0
 	}

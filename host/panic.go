@@ -34,6 +34,9 @@ type panicInfo struct {
 // that panicked.
 func recovered(p any) *panicInfo {
 	v, frames := interp.Recovered(p)
+	if frames == nil && isCompiled() {
+		frames = compiledPanicFrames() // compiled.go, frames.go
+	}
 	if frames == nil {
 		frames = interp.PanicFrames(2)
 	}

@@ -12,7 +12,6 @@ import (
 	"sync/atomic"
 
 	"github.com/zealgo/zealgo/internal/tmplset"
-	"github.com/zealgo/zealgo/interp"
 )
 
 // Public files. Every path outside /api is looked up under public/:
@@ -55,7 +54,7 @@ type publicState struct {
 // setupPublic makes the page cache; called from setup.
 func (a *App) setupPublic() error {
 	var err error
-	a.pages, err = interp.NewCache(a.buildHandlers(a.dirs.public), a.servingCacheOptions())
+	a.pages, err = a.handlerSource(a.dirs.public)
 	if err != nil {
 		return err
 	}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -152,7 +151,7 @@ func (a *App) dispatchTask(ctx context.Context, t Task) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	if _, err := os.Stat(filepath.Join(a.dirs.task, name+".go")); err != nil {
+	if err := a.statTask(filepath.Join(a.dirs.task, name+".go")); err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return 0, fmt.Errorf("zealgo: task %s: there is no file task/%s.go: %w", t.Handler, name, fs.ErrNotExist)
 		}

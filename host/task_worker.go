@@ -55,10 +55,10 @@ func (a *App) serveWorker(ctx context.Context, in io.Reader, out, stderr io.Writ
 type workerSide struct {
 	a      *App
 	stderr io.Writer
-	cache  *interp.Cache[*taskFunc]
-	hooks  bool // OnStart hooks ran: run the OnStop hooks at close
-	ops    bool // tracing is set up: flush it at close
-	db     bool // the database pool is open: close it at close
+	cache  fileSource[*taskFunc] // source.go
+	hooks  bool                  // OnStart hooks ran: run the OnStop hooks at close
+	ops    bool                  // tracing is set up: flush it at close
+	db     bool                  // the database pool is open: close it at close
 }
 
 // setup configures the application from the server's configuration and
@@ -90,7 +90,7 @@ func (ws *workerSide) setup(cfg taskproto.WorkerConfig) (taskpool.Runner, *slog.
 	if err := a.lifecycle.start(a); err != nil {
 		return nil, nil, fmt.Errorf("zealgo: worker: %w", err)
 	}
-	cache, err := interp.NewCache(a.buildTask, a.cacheOptions())
+	cache, err := a.taskSource()
 	if err != nil {
 		return nil, nil, err
 	}
@@ -126,7 +126,7 @@ func (ws *workerSide) Run(ctx context.Context, c taskpool.Call) taskpool.Result 
 // arguments. It returns the JSON-encoded result, or the failure class and
 // the error. Its log records carry the task's id and name, and the id of
 // the request that dispatched it.
-func (a *App) callTask(ctx context.Context, cache *interp.Cache[*taskFunc], c taskpool.Call) (res taskpool.Result) {
+func (a *App) callTask(ctx context.Context, cache fileSource[*taskFunc], c taskpool.Call) (res taskpool.Result) {
 	fail := func(class string, err error) taskpool.Result { return taskpool.Result{Fail: class, Err: err} }
 	if !validName(c.Task) {
 		return fail(taskproto.FailLoad, fmt.Errorf("%q is no task name", c.Task))
@@ -238,6 +238,11 @@ func (a *App) buildTask(path string) (*taskFunc, error) {
 // analyzeTask checks that a task file holds a func named after the file,
 // with results (), (T), error or (T, error).
 func (a *App) analyzeTask(prog *interp.Program, rel string) (*taskFunc, error) {
+	return a.analyzeTaskFile(interpVars{prog}, rel)
+}
+
+// analyzeTaskFile is analyzeTask for a file from either source (source.go).
+func (a *App) analyzeTaskFile(prog fileVars, rel string) (*taskFunc, error) {
 	base := strings.TrimSuffix(filepath.Base(rel), ".go")
 	bad := func(format string, args ...any) error {
 		p := prog.Position(base)

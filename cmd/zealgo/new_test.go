@@ -150,15 +150,54 @@ func TestNewApplication(t *testing.T) {
 	}
 
 	goChecks(t, app)
+	built(t, app)
+}
+
+// built builds the application with `zealgo build --embed` (cmd/zealgo's
+// main, every handler, page and task file compiled, the templates, static
+// files and migrations embedded), removes all of them from the
+// application's directory, and serves the same requests as serveNew with
+// the binary: it answers them from what it compiled and embedded.
+func built(t *testing.T, app string) {
+	bin := filepath.Join(t.TempDir(), "blog")
+	if out, errOut, code := runIn(t, app, nil, binary, "build", "--embed", "-o", bin); code != 0 {
+		t.Fatalf("zealgo build: exit %d\n%s%s", code, out, errOut)
+	}
+	if got := readApp(t, app, ".zealgo/.gitignore"); !strings.Contains(got, "\n*\n") {
+		t.Errorf(".zealgo/.gitignore: %q", got)
+	}
+	css := readApp(t, app, "public/css/style.css")
+	for _, p := range []string{"api", "task", "public", "lib", "template", "migrations"} {
+		if err := os.RemoveAll(filepath.Join(app, p)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.RemoveAll(filepath.Join(app, "data")); err != nil {
+		t.Fatal(err)
+	}
+	logs := serveApp(t, app, bin, css)
+	for _, w := range []string{`"zealgo: handler, page and task files compiled into the binary" files=4`,
+		`"zealgo: templates, static files and migrations embedded in the binary"`, "msg=migrated file=migrations/001_notes.sql"} {
+		if !strings.Contains(logs, w) {
+			t.Errorf("the built application's log lacks %s:\n%s", w, logs)
+		}
+	}
 }
 
 // serveNew serves the new application with `zealgo serve` run in its
 // directory, requests every endpoint, the page and the stylesheet, waits
 // for the task's result in the log, and stops the server with SIGTERM.
 func serveNew(t *testing.T, app string) {
+	serveApp(t, app, binary, readApp(t, app, "public/css/style.css"))
+}
+
+// serveApp is serveNew with the program prog (zealgo, or the application
+// built by zealgo build) and the stylesheet it must send, and returns the
+// server's log.
+func serveApp(t *testing.T, app, prog, css string) string {
 	addr := testutil.FreeAddr(t)
 	logs := &testutil.Buffer{}
-	cmd := exec.Command(binary, "serve", "--addr", addr, "--task-workers", "1")
+	cmd := exec.Command(prog, "serve", "--addr", addr, "--task-workers", "1")
 	cmd.Dir, cmd.Stderr = app, logs
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -172,7 +211,6 @@ func serveNew(t *testing.T, app string) {
 		return err == nil && strings.Contains(logs.String(), `msg="task workers started" workers=1`)
 	})
 	base := "http://" + addr
-	css := readApp(t, app, "public/css/style.css")
 	for _, tc := range []struct {
 		method, path, ctype, body string
 		code                      int
@@ -238,6 +276,7 @@ func serveNew(t *testing.T, app string) {
 	if strings.Contains(logs.String(), "level=ERROR") || strings.Contains(logs.String(), "level=WARN") {
 		t.Errorf("serve logged a problem:\n%s", logs)
 	}
+	return logs.String()
 }
 
 // goChecks runs the application's own go vet, go build and go test, type-

@@ -7,9 +7,16 @@
 // served once, with the growth per loaded file. It prints a Markdown table.
 //
 //	treescale -bin ./zbench -sizes 10,100,1000 -cap 100
+//
+// With -built it measures the same trees compiled: each tree is built
+// with zbench's main by `zealgo build` (internal/buildgen, run from the
+// repository's root) and served by that binary instead of -bin.
+//
+//	treescale -built -sizes 1000 -cap 0
 package main
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"io"
@@ -22,7 +29,11 @@ import (
 	"time"
 
 	"github.com/zealgo/zealgo/bench/internal/benchutil"
+	"github.com/zealgo/zealgo/internal/buildgen"
 )
+
+// built: serve each tree with the binary zealgo build makes of it.
+var built = flag.Bool("built", false, "serve each tree compiled by zealgo build (zbench's main), from the repository root")
 
 const handlerFile = `//go:build ignore
 
@@ -99,6 +110,14 @@ func measure(bin string, n, capN int) (row, error) {
 		if err := write(p, fmt.Sprintf(handlerFile, k)); err != nil {
 			return r, err
 		}
+	}
+	if *built {
+		out := filepath.Join(root, "zbench-built")
+		if _, err := buildgen.Build(context.Background(), buildgen.Options{Root: root, Module: ".",
+			Main: "github.com/zealgo/zealgo/bench/cmd/zbench", Dir: filepath.Join(root, ".zealgo", "build"), Out: out}); err != nil {
+			return r, err
+		}
+		bin = out
 	}
 	var env []string
 	if capN > 0 {

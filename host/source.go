@@ -1,0 +1,96 @@
+package host
+
+import (
+	"go/token"
+	"net/http"
+	"os"
+	"reflect"
+
+	"github.com/zealgo/zealgo/interp"
+)
+
+// Sources of handler, page and task files. The host reads a file through
+// one of two sources, chosen at start-up: the interpreted loader (an
+// interp.Cache that compiles a file with Yaegi on its first use and again
+// when it changes on disk) or, in a binary made by `zealgo build`, the
+// compiled registry (compiled.go). Either gives the host a fileVars, from
+// which analyze builds the same *handlerFile, so that routing, modes,
+// middleware, HEAD/OPTIONS/405 and the return contract are one code path.
+
+// fileSource gives the compiled form of the file at an absolute path:
+// fs.ErrNotExist (wrapped) when there is none.
+type fileSource[T any] interface {
+	Get(path string) (T, error)
+	// Len returns the number of files loaded.
+	Len() int
+	Close() error
+}
+
+// fileVars is what the host reads of one file: the values of its
+// top-level variables and where they are declared.
+type fileVars interface {
+	// Var returns the value of the top-level variable name.
+	Var(name string) (reflect.Value, bool)
+	// Position returns where name is declared.
+	Position(name string) token.Position
+	// rel is the file's path relative to the root, e.g. api/device/list.go.
+	rel() string
+	// needsInput reports whether the input is parsed before each call
+	// (App.needsInput).
+	needsInput(a *App) bool
+	// mayDetach reports whether the file may start goroutines that
+	// outlive its call (App.mayDetach).
+	mayDetach(a *App) bool
+}
+
+// interpVars is an interpreted file.
+type interpVars struct{ *interp.Program }
+
+func (p interpVars) rel() string            { return p.Path }
+func (p interpVars) needsInput(a *App) bool { return a.needsInput(p.File) }
+func (p interpVars) mayDetach(a *App) bool  { return a.mayDetach(p.File) }
+
+// handlerSource returns the source of the handler or page files under dir.
+func (a *App) handlerSource(dir string) (fileSource[*handlerFile], error) {
+	if isCompiled() {
+		if dir == a.dirs.api {
+			a.log.Info("zealgo: handler, page and task files compiled into the binary", "files", compiledCount())
+		}
+		return newCompiledSource(a, func(fv fileVars) (*handlerFile, error) {
+			f, err := a.analyzeFile(fv, fv.rel())
+			if err != nil {
+				return nil, err
+			}
+			f.serve = chain(http.HandlerFunc(a.invoke), f.mw)
+			return f, nil
+		}), nil
+	}
+	c, err := interp.NewCache(a.buildHandlers(dir), a.servingCacheOptions())
+	if err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// taskSource returns the source of the task files of a worker.
+func (a *App) taskSource() (fileSource[*taskFunc], error) {
+	if isCompiled() {
+		return newCompiledSource(a, func(fv fileVars) (*taskFunc, error) { return a.analyzeTaskFile(fv, fv.rel()) }), nil
+	}
+	c, err := interp.NewCache(a.buildTask, a.cacheOptions())
+	if err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// statTask checks that the task file at path exists: on disk, or in the
+// compiled registry.
+func (a *App) statTask(path string) error {
+	if isCompiled() {
+		_, err := a.pickCompiled(path)
+		return err
+	}
+	_, err := os.Stat(path)
+	return err
+}
