@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/zealgo/zealgo/internal/logbuf"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // accessLog writes the access record of a finished request, through
@@ -17,6 +18,12 @@ import (
 // none did) and remote (the peer's address). With tracing on it also
 // carries trace_id and span_id.
 func (a *App) accessLog(r *http.Request, id, file string, status int, size int64, end time.Time, d time.Duration) {
+	if direct := a.ops.direct; direct != nil {
+		if direct.Enabled(slog.LevelInfo) {
+			a.directAccessLog(direct, r, id, file, status, size, end, d)
+		}
+		return
+	}
 	ctx := r.Context()
 	h := a.ops.access.Handler()
 	if !h.Enabled(ctx, slog.LevelInfo) {
@@ -42,6 +49,31 @@ func (a *App) accessLog(r *http.Request, id, file string, status int, size int64
 	rec := slog.NewRecord(end, slog.LevelInfo, "request", 0)
 	rec.AddAttrs(attrs[:n]...)
 	_ = h.Handle(ctx, rec)
+}
+
+// directAccessLog writes the access record straight into the buffer of
+// the serve command's log (logbuf.Direct): the same bytes as accessLog's
+// slog record through that log's handler (and traceLogHandler's ids),
+// with no allocation.
+func (a *App) directAccessLog(direct *logbuf.Direct, r *http.Request, id, file string, status int, size int64, end time.Time, d time.Duration) {
+	rec := direct.Begin(end, slog.LevelInfo, "request")
+	rec.String("method", r.Method)
+	rec.String("path", r.URL.Path)
+	rec.Int("status", int64(status))
+	rec.Int("bytes", size)
+	rec.Duration("duration", d)
+	rec.String("request_id", id)
+	rec.String("remote", r.RemoteAddr)
+	if file != "" {
+		rec.String("file", file)
+	}
+	if a.ops.tracer != nil {
+		if sc := trace.SpanContextFromContext(r.Context()); sc.IsValid() {
+			rec.String("trace_id", sc.TraceID().String())
+			rec.String("span_id", sc.SpanID().String())
+		}
+	}
+	_ = rec.End()
 }
 
 // newServeLogs makes the log of the serve command: text or JSON

@@ -33,6 +33,8 @@ type handlerFile struct {
 	prog  *interp.Program
 	// input: the file's input is parsed before the call (needsInput).
 	input bool
+
+	series seriesSlot // its request metrics (ops_series.go)
 }
 
 // pick returns the func serving method, or the error to send.
