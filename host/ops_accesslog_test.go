@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"strings"
 	"testing"
@@ -163,5 +164,51 @@ func checkJSONAccessLog(t *testing.T, logs string, ids map[string]sentRequest) {
 	}
 	if len(ids) != 0 {
 		t.Errorf("%d access records; %d requests without one: %v", records, len(ids), ids)
+	}
+}
+
+// TestServeAccessLogTraced: with tracing on (from the OTEL_* variables),
+// the serve command's access record of a request that carries a W3C
+// traceparent names the caller's trace and the request's span.
+func TestServeAccessLogTraced(t *testing.T) {
+	col := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+	defer col.Close()
+	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", col.URL)
+	t.Setenv(host.SessionRedisEnv, "")
+	t.Setenv(host.DBEnv, "")
+	root := testutil.WriteTree(t, map[string]string{"public/index.html": "home"})
+	addr := testutil.FreeAddr(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	stderr := &testutil.Buffer{}
+	done := make(chan int, 1)
+	go func() {
+		done <- host.New().Run(ctx, []string{"serve", "--root", root, "--addr", addr, "--data", t.TempDir(),
+			"--access-log", "--log-format", "json"}, io.Discard, stderr)
+	}()
+	const traceID = "4bf92f3577b34da6a3ce929d0e0e4736"
+	var id string
+	testutil.WaitFor(t, 15*time.Second, "the server", func() bool {
+		req, _ := http.NewRequest("GET", "http://"+addr+"/", nil)
+		req.Header.Set("Traceparent", "00-"+traceID+"-00f067aa0ba902b7-01")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return false
+		}
+		resp.Body.Close()
+		id = resp.Header.Get("X-Request-Id")
+		return resp.StatusCode == 200
+	})
+	cancel()
+	if code := <-done; code != 0 {
+		t.Fatalf("serve exited %d:\n%.2000s", code, stderr)
+	}
+	line := logLineWith(stderr.String(), `"msg":"request"`, `"request_id":"`+id+`"`)
+	var rec map[string]any
+	if err := json.Unmarshal([]byte(line), &rec); err != nil {
+		t.Fatalf("no access record of request %s: %v\n%s", id, err, stderr)
+	}
+	if span, _ := rec["span_id"].(string); rec["trace_id"] != traceID || len(span) != 16 || span == "00f067aa0ba902b7" {
+		t.Errorf("access record %s: want trace_id %s and the request's own span_id", line, traceID)
 	}
 }
