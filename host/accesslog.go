@@ -51,26 +51,34 @@ func (a *App) accessLog(r *http.Request, id, file string, status int, size int64
 	_ = h.Handle(ctx, rec)
 }
 
+// accessKeys are the keys of the access record, encoded once.
+var accessKeys = struct {
+	method, path, status, bytes, duration, requestID, remote, file, traceID, spanID logbuf.Key
+}{logbuf.NewKey("method"), logbuf.NewKey("path"), logbuf.NewKey("status"), logbuf.NewKey("bytes"),
+	logbuf.NewKey("duration"), logbuf.NewKey("request_id"), logbuf.NewKey("remote"), logbuf.NewKey("file"),
+	logbuf.NewKey("trace_id"), logbuf.NewKey("span_id")}
+
 // directAccessLog writes the access record straight into the buffer of
 // the serve command's log (logbuf.Direct): the same bytes as accessLog's
 // slog record through that log's handler (and traceLogHandler's ids),
 // with no allocation.
 func (a *App) directAccessLog(direct *logbuf.Direct, r *http.Request, id, file string, status int, size int64, end time.Time, d time.Duration) {
+	k := &accessKeys
 	rec := direct.Begin(end, slog.LevelInfo, "request")
-	rec.String("method", r.Method)
-	rec.String("path", r.URL.Path)
-	rec.Int("status", int64(status))
-	rec.Int("bytes", size)
-	rec.Duration("duration", d)
-	rec.String("request_id", id)
-	rec.String("remote", r.RemoteAddr)
+	rec.String(k.method, r.Method)
+	rec.String(k.path, r.URL.Path)
+	rec.Int(k.status, int64(status))
+	rec.Int(k.bytes, size)
+	rec.Duration(k.duration, d)
+	rec.String(k.requestID, id)
+	rec.String(k.remote, r.RemoteAddr)
 	if file != "" {
-		rec.String("file", file)
+		rec.String(k.file, file)
 	}
 	if a.ops.tracer != nil {
 		if sc := trace.SpanContextFromContext(r.Context()); sc.IsValid() {
-			rec.String("trace_id", sc.TraceID().String())
-			rec.String("span_id", sc.SpanID().String())
+			rec.String(k.traceID, sc.TraceID().String())
+			rec.String(k.spanID, sc.SpanID().String())
 		}
 	}
 	_ = rec.End()

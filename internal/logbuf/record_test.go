@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"log/slog"
 	"math"
 	"math/rand/v2"
@@ -23,61 +24,99 @@ var hostileStrings = []string{
 	"</script><b>&amp;</b>", "/%22%00", strings.Repeat("/long", 300),
 }
 
-// sameRecord formats one record with Direct and with the logger's own
-// slog handler and fails unless the bytes are equal.
-func sameRecord(t *testing.T, format, msg string, strs []string, n int64, d time.Duration) {
+// testRecord is a record's content.
+type testRecord struct {
+	at    time.Time
+	level slog.Level
+	msg   string
+	strs  []string // values; the next one's value plus "k" is each one's key
+	n     int64
+	d     time.Duration
+}
+
+// sameRecords formats records with one Direct and with the logger's own
+// slog handler and fails unless the bytes are equal, record by record.
+func sameRecords(t *testing.T, format string, recs []testRecord) {
 	t.Helper()
-	at := time.Date(2026, 11, 23, 17, 33, 8, 123456789, time.UTC)
 	var viaSlog, direct bytes.Buffer
-	slogLogs, err := logbuf.New(&viaSlog, format, slog.LevelInfo)
+	slogLogs, err := logbuf.New(&viaSlog, format, slog.LevelDebug)
 	if err != nil {
 		t.Fatal(err)
 	}
-	rec := slog.NewRecord(at, slog.LevelInfo, msg, 0)
-	for i, s := range strs {
-		rec.AddAttrs(slog.String(strs[(i+1)%len(strs)]+"k", s))
-	}
-	rec.AddAttrs(slog.Int64("n", n), slog.Duration("d", d))
-	if err := slogLogs.Bulk.Handler().Handle(context.Background(), rec); err != nil {
-		t.Fatal(err)
+	directLogs, _ := logbuf.New(&direct, format, slog.LevelDebug)
+	dl := logbuf.DirectOf(directLogs.Bulk.Handler())
+	for _, tr := range recs {
+		rec := slog.NewRecord(tr.at, tr.level, tr.msg, 0)
+		r := dl.Begin(tr.at, tr.level, tr.msg)
+		for i, s := range tr.strs {
+			key := tr.strs[(i+1)%len(tr.strs)] + "k"
+			rec.AddAttrs(slog.String(key, s))
+			r.String(logbuf.NewKey(key), s)
+		}
+		rec.AddAttrs(slog.Int64("n", tr.n), slog.Duration("d", tr.d))
+		r.Int(logbuf.NewKey("n"), tr.n)
+		r.Duration(logbuf.NewKey("d"), tr.d)
+		if err := slogLogs.Bulk.Handler().Handle(context.Background(), rec); err != nil {
+			t.Fatal(err)
+		}
+		if err := r.End(); err != nil {
+			t.Fatal(err)
+		}
 	}
 	slogLogs.Close()
-
-	directLogs, _ := logbuf.New(&direct, format, slog.LevelInfo)
-	dl := logbuf.DirectOf(directLogs.Bulk.Handler())
-	r := dl.Begin(at, slog.LevelInfo, msg)
-	for i, s := range strs {
-		r.String(strs[(i+1)%len(strs)]+"k", s)
-	}
-	r.Int("n", n)
-	r.Duration("d", d)
-	if err := r.End(); err != nil {
-		t.Fatal(err)
-	}
 	directLogs.Close()
-	if viaSlog.String() != direct.String() {
-		t.Fatalf("%s record differs:\nslog   %q\ndirect %q", format, viaSlog.String(), direct.String())
+	want, got := strings.SplitAfter(viaSlog.String(), "\n"), strings.SplitAfter(direct.String(), "\n")
+	if len(want) != len(got) {
+		t.Fatalf("%s: %d lines, want %d", format, len(got), len(want))
 	}
+	for i := range want {
+		if want[i] != got[i] {
+			t.Fatalf("%s record %d differs:\nslog   %q\ndirect %q", format, i, want[i], got[i])
+		}
+	}
+}
+
+// testTimes are record times: whole seconds, trailing zeros, zones of
+// either sign, the local zone, back and forth across seconds; and the
+// zero time, which leaves the time out.
+func testTimes() []time.Time {
+	base := time.Date(2026, 11, 23, 17, 33, 8, 123456789, time.UTC)
+	times := []time.Time{base, base.Truncate(time.Second), base.Truncate(time.Millisecond), base.Add(100),
+		base.Add(-123456789 + 1000), base.Add(876543211), base.Add(-1), base, {},
+		base.In(time.FixedZone("", 5*3600+30*60)), base.In(time.FixedZone("", -7*3600)), base.Local(),
+		time.Now(), time.Now().UTC(), time.Date(9999, 12, 31, 23, 59, 59, 999999999, time.UTC), time.Date(1, 1, 1, 0, 0, 0, 1, time.UTC)}
+	for i := 0; i < 200; i++ {
+		times = append(times, base.Add(time.Duration(rand.Int64N(int64(3*time.Second)))))
+	}
+	return times
 }
 
 // TestDirectAsSlog: a record made with Direct is byte for byte the one
 // slog's handler makes of the same attributes, in JSON and in text, with
-// hostile strings as values, keys and message, and any integer and
-// duration; each JSON line decodes with encoding/json to the values given.
+// hostile strings as values, keys and message, any integer and duration,
+// any time and level; each JSON line decodes with encoding/json to the
+// values given.
 func TestDirectAsSlog(t *testing.T) {
 	durations := []time.Duration{0, 1, 999, 1000, 1001, 1500, 999999, 1e6, 1234567, 1e9, 1e9 + 1, 59e9, 60e9,
 		61500e6, 3600e9, 3601e9, 90061e9 + 5, -1, -1500, math.MaxInt64, math.MinInt64}
 	for i := 0; i < 2000; i++ {
 		durations = append(durations, time.Duration(rand.Int64N(1<<uint(rand.IntN(62)+1))-rand.Int64N(1<<20)))
 	}
+	times := testTimes()
+	levels := []slog.Level{slog.LevelInfo, slog.LevelWarn, slog.LevelDebug, slog.LevelError, slog.LevelInfo + 2}
+	var recs []testRecord
+	for i, s := range hostileStrings {
+		recs = append(recs, testRecord{times[i%len(times)], levels[i%len(levels)], s,
+			[]string{s, hostileStrings[(i+3)%len(hostileStrings)], "plain"}, int64(i) - 5, durations[i]})
+	}
+	for i, d := range durations {
+		recs = append(recs, testRecord{times[i%len(times)], slog.LevelInfo, "request", []string{"GET"}, int64(i) * math.MaxInt64 / 2000, d})
+	}
+	for _, at := range times {
+		recs = append(recs, testRecord{at, slog.LevelInfo, "request", []string{"GET"}, math.MinInt64, 0})
+	}
 	for _, format := range []string{"json", "text"} {
-		for i, s := range hostileStrings {
-			sameRecord(t, format, s, []string{s, hostileStrings[(i+3)%len(hostileStrings)], "plain"}, int64(i)-5, durations[i])
-		}
-		for i, d := range durations {
-			sameRecord(t, format, "request", []string{"GET"}, int64(i)*math.MaxInt64/2000, d)
-		}
-		sameRecord(t, format, "request", []string{"GET"}, math.MinInt64, 0)
+		sameRecords(t, format, recs)
 	}
 
 	var out bytes.Buffer
@@ -85,7 +124,7 @@ func TestDirectAsSlog(t *testing.T) {
 	dl := logbuf.DirectOf(logs.Bulk.Handler())
 	for _, s := range hostileStrings {
 		r := dl.Begin(time.Now(), slog.LevelInfo, "request")
-		r.String("path", s)
+		r.String(logbuf.NewKey("path"), s)
 		r.End()
 	}
 	logs.Close()
@@ -123,7 +162,7 @@ func TestDirectOf(t *testing.T) {
 		t.Error("Direct.Enabled does not follow the level")
 	}
 	r := d.Begin(time.Time{}, slog.LevelWarn, "no time")
-	r.Int("n", 1)
+	r.Int(logbuf.NewKey("n"), 1)
 	r.End()
 	if s, _ := out.text(); s != "" {
 		t.Fatalf("a Direct record was written at once: %q", s)
@@ -133,3 +172,48 @@ func TestDirectOf(t *testing.T) {
 		t.Fatalf("after Close: %q", s)
 	}
 }
+
+// BenchmarkRecord formats an access record, through slog's handler and
+// through Direct, into a Writer on io.Discard.
+//
+//	go test ./internal/logbuf -run '^$' -bench BenchmarkRecord -benchmem
+func BenchmarkRecord(b *testing.B) {
+	for _, format := range []string{"json", "text"} {
+		logs, _ := logbuf.New(io.Discard, format, slog.LevelInfo)
+		defer logs.Close()
+		at, d := time.Now(), 1234567*time.Nanosecond
+		b.Run(format+"/slog", func(b *testing.B) {
+			b.ReportAllocs()
+			h := logs.Bulk.Handler()
+			for i := 0; i < b.N; i++ {
+				rec := slog.NewRecord(at, slog.LevelInfo, "request", 0)
+				rec.AddAttrs(slog.String("method", "GET"), slog.String("path", "/api/php/get"), slog.Int("status", 200),
+					slog.Int64("bytes", 27), slog.Duration("duration", d), slog.String("request_id", "1a2b3c4d5e6f7a8b"),
+					slog.String("remote", "127.0.0.1:54321"), slog.String("file", "api/php/get.go"))
+				h.Handle(context.Background(), rec)
+			}
+		})
+		b.Run(format+"/direct", func(b *testing.B) {
+			b.ReportAllocs()
+			dl := logbuf.DirectOf(logs.Bulk.Handler())
+			for i := 0; i < b.N; i++ {
+				r := dl.Begin(at, slog.LevelInfo, "request")
+				r.String(keyMethod, "GET")
+				r.String(keyPath, "/api/php/get")
+				r.Int(keyStatus, 200)
+				r.Int(keyBytes, 27)
+				r.Duration(keyDuration, d)
+				r.String(keyRequestID, "1a2b3c4d5e6f7a8b")
+				r.String(keyRemote, "127.0.0.1:54321")
+				r.String(keyFile, "api/php/get.go")
+				r.End()
+			}
+		})
+	}
+}
+
+var (
+	keyMethod, keyPath, keyStatus, keyBytes = logbuf.NewKey("method"), logbuf.NewKey("path"), logbuf.NewKey("status"), logbuf.NewKey("bytes")
+	keyDuration, keyRequestID, keyRemote    = logbuf.NewKey("duration"), logbuf.NewKey("request_id"), logbuf.NewKey("remote")
+	keyFile                                 = logbuf.NewKey("file")
+)
