@@ -9,6 +9,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -217,3 +218,49 @@ var (
 	keyDuration, keyRequestID, keyRemote    = logbuf.NewKey("duration"), logbuf.NewKey("request_id"), logbuf.NewKey("remote")
 	keyFile                                 = logbuf.NewKey("file")
 )
+
+// TestDirectConcurrent: records made at once by many goroutines, over
+// several seconds of record time, reach the writer whole, each a JSON
+// object with its own values, none lost.
+func TestDirectConcurrent(t *testing.T) {
+	out := &sink{}
+	logs, _ := logbuf.New(out, "json", slog.LevelInfo)
+	dl := logbuf.DirectOf(logs.Bulk.Handler())
+	const goroutines, each = 8, 500
+	base := time.Now()
+	var wg sync.WaitGroup
+	for g := 0; g < goroutines; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < each; i++ {
+				r := dl.Begin(base.Add(time.Duration(i)*7*time.Millisecond), slog.LevelInfo, "request")
+				r.Int(keyStatus, int64(g*each+i))
+				r.String(keyPath, strings.Repeat("/p", i%50))
+				r.End()
+			}
+		}()
+	}
+	wg.Wait()
+	logs.Close()
+	s, _ := out.text()
+	seen := map[int64]bool{}
+	for _, line := range strings.Split(strings.TrimSuffix(s, "\n"), "\n") {
+		var rec struct {
+			Time   time.Time
+			Status int64
+			Path   string
+		}
+		if err := json.Unmarshal([]byte(line), &rec); err != nil {
+			t.Fatalf("not a record: %q: %v", line, err)
+		}
+		i := rec.Status % each
+		if seen[rec.Status] || rec.Path != strings.Repeat("/p", int(i%50)) || !rec.Time.Equal(base.Add(time.Duration(i)*7*time.Millisecond)) {
+			t.Fatalf("record %q: repeated or wrong", line)
+		}
+		seen[rec.Status] = true
+	}
+	if len(seen) != goroutines*each {
+		t.Fatalf("%d records, want %d", len(seen), goroutines*each)
+	}
+}
