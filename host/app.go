@@ -62,6 +62,7 @@ type App struct {
 	scopeMW  [][]func(http.Handler) http.Handler // per scope, instantiated at start-up
 	scoped   sync.Map                            // handler name and scope set -> http.Handler
 	server   *Server
+	hot      hotPath // what the request path prepares once (state.go)
 }
 
 // appDirs are the application's directories, absolute and with symlinks
@@ -205,6 +206,8 @@ func (a *App) setup() (err error) {
 		return err
 	}
 	a.echo = a.newEcho()
+	a.hot.response = *echo.NewResponse(nil, a.echo)
+	a.hot.staticFast = len(a.global) == 0
 	a.root = a.newRoot()
 	if err := a.listenMetrics(); err != nil {
 		return err
@@ -213,12 +216,13 @@ func (a *App) setup() (err error) {
 }
 
 // newRoot builds the application's handler: the health checks and the
-// request's span (opsRoot, ops.go), the execution limit (exectime.go), the
-// outermost layer (dispatch.go), the cross-origin protection (edge.go),
+// request's span (opsRoot, ops.go), the outermost layer with the request's
+// state and execution limit (entry, dispatch.go), the cross-origin
+// protection (edge.go),
 // then the global middleware, each instantiated once here, then the Echo
 // router.
 func (a *App) newRoot() http.Handler {
-	return a.opsRoot(a.execLimit(a.outermost(a.crossOrigin(chain(a.echo, a.global)))))
+	return a.opsRoot(a.entry(a.crossOrigin(chain(a.echo, a.global))))
 }
 
 // newEcho builds the Echo router: /api and everything below it go to the

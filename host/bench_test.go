@@ -5,6 +5,9 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
+	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/labstack/echo/v4"
@@ -12,6 +15,7 @@ import (
 	"github.com/zealgo/zealgo/bench/benchlib"
 	"github.com/zealgo/zealgo/host"
 	"github.com/zealgo/zealgo/internal/testutil"
+	"github.com/zealgo/zealgo/interp"
 	"github.com/zealgo/zealgo/symbols"
 )
 
@@ -155,5 +159,45 @@ func BenchmarkDispatch(b *testing.B) {
 	for _, tc := range targets {
 		b.Run(tc.name+"/echo", func(b *testing.B) { benchServe(b, benchEcho(), tc.target) })
 		b.Run(tc.name+"/zealgo", func(b *testing.B) { benchServe(b, benchApp(b), tc.target) })
+	}
+}
+
+// BenchmarkInterpFloor calls the handler funcs of BenchmarkDispatch
+// straight, with no framework around them: what Yaegi itself costs per
+// call (its func wrapper makes a frame, a reflect.New per local and a
+// type per argument), the floor under BenchmarkDispatch's zealgo rows.
+// "assert" calls the func value through the type assertion made once (as
+// handler.go does for the common shapes), "reflect" through
+// reflect.Value.Call (as it does for the others).
+func BenchmarkInterpFloor(b *testing.B) {
+	for _, tc := range []struct{ name, file, src string }{
+		{"noop", "api/bench/noop.go", benchNoopFile},
+		{"get", "api/php/get.go", benchGetFile},
+	} {
+		prog, err := interp.CompileSource(tc.file, []byte(tc.src), interp.Options{Symbols: []interp.Exports{symbols.Symbols}})
+		if err != nil {
+			b.Fatal(err)
+		}
+		name := strings.TrimSuffix(tc.file[strings.LastIndexByte(tc.file, '/')+1:], ".go")
+		v, _ := prog.Var(name)
+		api := &host.API{Req: &host.Request{Get: url.Values{"a": {"1"}, "b": {"two"}}}}
+		b.Run(tc.name+"/assert", func(b *testing.B) {
+			f := v.Interface().(func(*host.API) any)
+			b.ReportAllocs()
+			for i := 0; i < b.N; i++ {
+				if f(api) == nil {
+					b.Fatal("nil")
+				}
+			}
+		})
+		b.Run(tc.name+"/reflect", func(b *testing.B) {
+			args := []reflect.Value{reflect.ValueOf(api)}
+			b.ReportAllocs()
+			for i := 0; i < b.N; i++ {
+				if v.Call(args)[0].Interface() == nil {
+					b.Fatal("nil")
+				}
+			}
+		})
 	}
 }

@@ -25,6 +25,7 @@ import (
 func (a *App) cmdCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := a.flags("check", stderr)
 	asJSON := fs.Bool("json", false, "print the problems as one JSON object, for editors and CI")
+	strict := fs.Bool("strict", false, "exit 1 on warnings too (constructs that run differently interpreted and built)")
 	if err := a.parseFlags(fs, args); err != nil { // flags_env.go
 		return 2
 	}
@@ -43,12 +44,34 @@ func (a *App) cmdCheck(ctx context.Context, args []string, stdout, stderr io.Wri
 			fmt.Fprintln(stdout, p)
 		}
 	}
-	if len(problems) > 0 {
-		fmt.Fprintf(stderr, "zealgo check: %d problem(s) in %d file(s)\n", len(problems), n)
-		return 1
+	return checkSummary(stderr, problems, n, *strict)
+}
+
+// checkSummary prints the last line of check and returns its exit status:
+// 1 on errors (and, with strict, on warnings), else 0. A warning is a
+// file that runs, but not alike interpreted and built (docs/modes.md).
+func checkSummary(stderr io.Writer, problems []check.Diagnostic, files int, strict bool) int {
+	warnings := 0
+	for _, p := range problems {
+		if check.IsWarning(p.Rule) {
+			warnings++
+		}
 	}
-	fmt.Fprintf(stderr, "zealgo check: %d file(s) ok\n", n)
-	return 0
+	errs := len(problems) - warnings
+	switch {
+	case len(problems) == 0:
+		fmt.Fprintf(stderr, "zealgo check: %d file(s) ok\n", files)
+		return 0
+	case errs == 0:
+		fmt.Fprintf(stderr, "zealgo check: %d problem(s) in %d file(s): %d warning(s), no error "+
+			"(a warning runs, but not as built code would: see docs/modes.md)\n", len(problems), files, warnings)
+		if strict {
+			return 1
+		}
+		return 0
+	}
+	fmt.Fprintf(stderr, "zealgo check: %d problem(s) in %d file(s): %d error(s), %d warning(s)\n", len(problems), files, errs, warnings)
+	return 1
 }
 
 // checkJSON is the output of check --json.

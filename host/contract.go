@@ -1,13 +1,10 @@
 package host
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"reflect"
-	"sync"
 )
 
 // The return contract turns what a handler returned into writes on its
@@ -118,31 +115,40 @@ func setStatus(res *Response, code int64) error {
 func setDefaultType(res *Response, t string) {
 	h := res.Header() // canonical key, without Get's and Set's canonicalisation
 	if v := h["Content-Type"]; len(v) == 0 || v[0] == "" {
-		h["Content-Type"] = []string{t}
+		h["Content-Type"] = res.vals.one(t) // from the request's batch
 	}
 }
 
 // writeJSON writes v as JSON, without the newline json.Encoder ends it
-// with. It encodes into a pooled buffer, so that a result costs no
-// allocation for its bytes, and writes nothing when encoding fails.
+// with, straight into the Response's pooled buffer, so that a result
+// costs no allocation for its bytes and no copy; once the response has
+// begun, through a pooled buffer of its own. It writes nothing when
+// encoding fails (the encoder writes only what it encoded whole).
 func writeJSON(res *Response, v any) error {
-	buf := jsonPool.Get().(*bytes.Buffer)
+	if !res.committed {
+		b := res.buffer()
+		if err := b.enc.Encode(v); err != nil {
+			return fmt.Errorf("zealgo: the handler's result cannot be encoded as JSON: %w", err)
+		}
+		b.Truncate(b.Len() - 1)
+		setDefaultType(res, contentJSON)
+		res.wrote = true
+		return res.spill()
+	}
+	je := bufPool.Get().(*outBuffer)
 	defer func() {
-		if buf.Cap() <= 2*bufferLimit {
-			buf.Reset()
-			jsonPool.Put(buf)
+		if je.Cap() <= 2*bufferLimit {
+			je.Reset()
+			bufPool.Put(je)
 		}
 	}()
-	if err := json.NewEncoder(buf).Encode(v); err != nil {
+	if err := je.enc.Encode(v); err != nil {
 		return fmt.Errorf("zealgo: the handler's result cannot be encoded as JSON: %w", err)
 	}
 	setDefaultType(res, contentJSON)
-	_, err := res.Write(buf.Bytes()[:buf.Len()-1])
+	_, err := res.Write(je.Bytes()[:je.Len()-1])
 	return err
 }
-
-// jsonPool holds the buffers writeJSON encodes into.
-var jsonPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 
 // stream sends each string seq yields as a chunk, flushed as it comes.
 func stream(res *Response, r *http.Request, seq func(func(string) bool)) error {

@@ -1,18 +1,17 @@
 package host
 
 import (
-	"context"
 	"errors"
-	"math/rand/v2"
 	"net/http"
-	"strconv"
 
 	"github.com/labstack/echo/v4"
 )
 
 // The request path, top-down (doc.go, "How a request flows", maps every
 // step to its file). Start-up (App.setup in app.go) builds the chain once:
-// outermost, the global middleware, then the Echo router, which sends
+// outermost (entry, with the request's pooled state, the static-file fast
+// path and the execution limit), the global middleware, then the Echo
+// router, which sends
 // /api/... to serveAPI below and every other path to servePublic
 // (public.go). serveAPI resolves the file and runs the path-scoped
 // middleware (middleware.go) around apiInner, which loads the file
@@ -20,36 +19,57 @@ import (
 // the handler func and hands what it returned to the return contract
 // (contract.go), which writes it on the response (response.go).
 
-// outermost gives the request its id, its state and the edge settings
-// (edge.go), and turns a panic anywhere below it into a 500
-// internal_error (logged as panic.go says). Its response runs the Before hooks
-// (sessions save there) whoever writes the header first.
-func (a *App) outermost(next http.Handler) http.Handler {
+// entry is the outermost layer: it gives the request its state (state.go),
+// serves a static file itself (serveStaticFast, static.go), and any other
+// request under the execution limit (exectime.go), if there is one,
+// through outer. The state goes back to its pool when the request ends.
+func (a *App) entry(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		res := echo.NewResponse(w, a.echo)
-		st := &reqState{id: newRequestID(r), app: a, res: res}
-		r = r.WithContext(context.WithValue(r.Context(), stateKey{}, st))
-		st.idHeader[0] = st.id
-		res.Header()["X-Request-Id"] = st.idHeader[:] // canonical key; no allocation of its own
-		// Metrics, access log, span name (ops.go); runs after the recover below.
-		if a.ops.observe {
-			defer a.observe(st, r, res, a.startObserving())
+		st := a.takeState(r)
+		r = r.WithContext(st)
+		switch {
+		case a.serveStaticFast(st, w, r): // static.go
+		case a.cfg.MaxExecutionTime > 0:
+			a.serveLimited(st, w, r, next)
+		default:
+			a.outer(st, w, r, next)
 		}
-		a.applyEdge(w, r, st) // frame headers, time limits (edge.go)
-		defer func() {
-			if p := recover(); p != nil {
-				pi := recovered(p)
-				if pi.value == http.ErrAbortHandler {
-					panic(http.ErrAbortHandler)
-				}
-				a.log.Error("panic", "request_id", st.id, "path", r.URL.Path, "panic", pi.desc, "stack", pi.stack())
-				if !res.Committed {
-					writeError(res, r, a.panicError(st.id, pi))
-				}
-			}
-		}()
-		next.ServeHTTP(res, r)
+		a.putState(st)
 	})
+}
+
+// outer gives the request its id, its outermost response and the edge
+// settings (edge.go), and turns a panic anywhere below it into a 500
+// internal_error (logged as panic.go says). Its response runs the Before
+// hooks (sessions save there) whoever writes the header first.
+func (a *App) outer(st *reqState, w http.ResponseWriter, r *http.Request, next http.Handler) {
+	res := st.res
+	*res = a.hot.response
+	res.Writer = w
+	res.Header()["X-Request-Id"] = st.vals.one(st.id) // canonical key
+	// Metrics, access log, span name (ops.go); runs after the recover below.
+	if a.ops.observe {
+		defer a.observe(st, r, res, a.startObserving())
+	}
+	a.applyEdge(w, r, st) // frame headers, time limits (edge.go)
+	defer a.recoverOuter(st, r)
+	next.ServeHTTP(res, r)
+}
+
+// recoverOuter, deferred by outer, answers a panic that reached it.
+func (a *App) recoverOuter(st *reqState, r *http.Request) {
+	p := recover()
+	if p == nil {
+		return
+	}
+	pi := recovered(p)
+	if pi.value == http.ErrAbortHandler {
+		panic(http.ErrAbortHandler)
+	}
+	a.log.Error("panic", "request_id", st.id, "path", r.URL.Path, "panic", pi.desc, "stack", pi.stack())
+	if !st.res.Committed {
+		writeError(st.res, r, a.panicError(st.id, pi))
+	}
 }
 
 // echoError answers the errors Echo's router raises itself (a method it
@@ -78,7 +98,7 @@ func (a *App) echoError(err error, c echo.Context) {
 // serveAPI answers /api/...: resolves the file, answers OPTIONS, then runs
 // the path-scoped middleware around apiInner.
 func (a *App) serveAPI(w http.ResponseWriter, r *http.Request) {
-	rt, e := resolveAPI(a.dirs.api, r)
+	rt, e := a.hot.routes.resolve(a.dirs.api, r)
 	if e != nil {
 		writeError(w, r, e)
 		return
@@ -142,9 +162,19 @@ func (a *App) apiInner(w http.ResponseWriter, r *http.Request) {
 // first use, or never.
 func (a *App) invoke(w http.ResponseWriter, r *http.Request) {
 	st := stateOf(r)
-	// One allocation for the objects every call needs.
-	inv := &invocation{res: Response{Parent: w, writeTimeout: a.cfg.WriteTimeout}}
+	// The objects every call needs live in the request's state.
+	inv := &st.inv
+	if st.invoking { // a call inside a call (a handler serving the app)
+		inv = new(invocation)
+	}
+	st.invoking = true
+	defer func() { st.invoking = false }()
+	inv.res = Response{Parent: w, writeTimeout: a.cfg.WriteTimeout, vals: &st.vals}
+	inv.in = requestInput{}
 	res, api, in := &inv.res, &inv.api, &inv.in
+	if st.file.detach {
+		st.hold() // the file's goroutines may outlive the call
+	}
 	q := r.URL.Query()
 	in.init(r, q, &a.cfg)
 	defer in.close()
@@ -205,52 +235,4 @@ type invocation struct {
 	req Request
 	res Response
 	in  requestInput
-}
-
-// reqState travels in the request context from the outermost layer to the
-// handler call.
-type reqState struct {
-	id       string
-	idHeader [1]string // the X-Request-Id header's value slice
-	route    *apiRoute // &rt once resolved
-	rt       apiRoute
-	file     *handlerFile
-	fn       *handlerFunc
-
-	app       *App
-	res       *echo.Response  // the outermost response, for session saving
-	g         *RequestContext // made by RequestContextOf or API.G, shared by both
-	preflight bool            // servePreflight is running
-	// pages is set outside /api/ (servePublic): errors are written through
-	// it as error pages or the JSON envelope, chosen by the Accept header
-	// when it was made. Under /api/ it stays nil: errors are JSON.
-	pages *publicWriter
-	// frameHeaders are the values of Content-Security-Policy and
-	// X-Frame-Options (applyEdge, edge.go).
-	frameHeaders [2]string
-}
-
-type stateKey struct{}
-
-func stateOf(r *http.Request) *reqState {
-	st, _ := r.Context().Value(stateKey{}).(*reqState)
-	return st
-}
-
-// requestID returns the id given to r by the outermost layer.
-func requestID(r *http.Request) string {
-	if st := stateOf(r); st != nil {
-		return st.id
-	}
-	return ""
-}
-
-func newRequestID(r *http.Request) string {
-	if v := r.Header["X-Request-Id"]; len(v) > 0 && len(v[0]) <= 64 && validName(v[0]) {
-		return v[0]
-	}
-	// An id names a request in the log; it is no secret, so the runtime's
-	// fast random source serves (crypto/rand costs a system call).
-	var b [16]byte
-	return string(strconv.AppendUint(b[:0], rand.Uint64()|1<<60, 16)[:16])
 }

@@ -43,10 +43,22 @@
 //     by the outermost layer, counts it (metrics.go), writes its access
 //     record (accesslog.go) and names its span after the file that
 //     answered.
-//  1. The outermost layer (outermost, dispatch.go) gives the request its
-//     id (X-Request-Id) and its state, sets the frame headers and the
-//     body and write deadlines (applyEdge, edge.go), and turns a panic
-//     anywhere below into a 500 internal_error. Then the cross-origin
+//  1. The outermost layer (entry and outer, dispatch.go) takes the
+//     request's state from a pool (state.go): one object that is also the
+//     request's context and holds its id (X-Request-Id), its outermost
+//     response, the handler call's API, Request and Response and its
+//     execution limit, so that the framework allocates next to nothing
+//     per request; the state goes back to the pool when the request ends.
+//     A GET or HEAD of a static file, when no global or path-scoped
+//     middleware could answer it, is served here (serveStaticFast,
+//     static.go) and goes no further: no router, no limit, no
+//     interpreter, and its bytes reach the connection's ReadFrom
+//     (sendfile). Every other request runs under the execution limit
+//     (serveLimited, exectime.go: its handler on a reused worker
+//     goroutine, the request's goroutine answering 503 when the state's
+//     timer fires first), gets its frame headers and body and
+//     write deadlines (applyEdge, edge.go), and has a panic anywhere
+//     below turned into a 500 internal_error. Then the cross-origin
 //     protection (crossOrigin, edge.go) refuses unsafe requests that
 //     browsers send from other origins.
 //  2. The global middleware (App.Use, App.UseAlias; middleware.go), each
@@ -55,7 +67,7 @@
 //     and every other path to servePublic; a method it does not route is
 //     answered by echoError (dispatch.go).
 //  4. serveAPI (dispatch.go) resolves the URL to a file under api/
-//     (resolveAPI, route.go) and answers OPTIONS itself;
+//     (resolveAPI, route.go, remembered per path) and answers OPTIONS itself;
 //     servePublic (public.go) checks the path, serves static files
 //     (static.go) and wraps the response in a publicWriter, the request's
 //     error writer outside /api/ (errorpage.go).
@@ -68,10 +80,12 @@
 //  7. The file's own middleware (var middleware), resolved when the file
 //     loads (analyze, handler.go) and chained around invoke (buildHandlers,
 //     load.go).
-//  8. invoke (dispatch.go) builds the API, Request and Response and the
-//     request's input (input.go: parsed before the call for a file that
-//     names a field holding it, else read on first use, or never), and
-//     calls the func with its parameters injected by type (handler.go).
+//  8. invoke (dispatch.go) prepares the API, Request and Response of the
+//     request's state and the request's input (input.go: parsed before
+//     the call for a file that names a field holding it, else read on
+//     first use, or never), and calls the func: the common shapes through
+//     a type assertion made when the file loads, others with their
+//     parameters injected by type (handler.go).
 //  9. The return contract (respond and writeResult, contract.go) turns
 //     what the func returned into writes on the Response (response.go),
 //     which buffers them and sends them when the call ends; sessions save

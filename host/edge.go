@@ -165,17 +165,15 @@ func (a *App) isHTTPS(r *http.Request) bool {
 }
 
 // applyEdge sets, at the start of a request, the frame headers and the
-// body's time limit. The header values live in st, so that
-// setting them costs no allocation.
+// body's time limit. The header values come from st's batch, so that
+// setting them costs no allocation of their own.
 func (a *App) applyEdge(w http.ResponseWriter, r *http.Request, st *reqState) {
 	h := w.Header()
 	if a.edge.csp != "" {
-		st.frameHeaders[0] = a.edge.csp
-		h["Content-Security-Policy"] = st.frameHeaders[0:1:1]
+		h["Content-Security-Policy"] = st.vals.one(a.edge.csp)
 	}
 	if a.edge.xfo != "" {
-		st.frameHeaders[1] = a.edge.xfo
-		h["X-Frame-Options"] = st.frameHeaders[1:2:2]
+		h["X-Frame-Options"] = st.vals.one(a.edge.xfo)
 	}
 	if a.cfg.BodyTimeout <= 0 || r.Body == nil || r.Body == http.NoBody {
 		return
@@ -193,16 +191,20 @@ type deadliner interface {
 }
 
 // deadlinesOf returns what sets the deadlines of w's connection, or nil
-// for a writer that has none (a recorder in a test), without the error
-// value http.ResponseController would make for it on every call.
+// for a writer that has none (a recorder in a test). It unwraps w as
+// http.ResponseController does, without the controller and the error
+// value it would make for a writer that has none, on every call.
 func deadlinesOf(w http.ResponseWriter) deadliner {
-	switch x := w.(type) {
-	case deadliner:
-		return x
-	case interface{ Unwrap() http.ResponseWriter }:
-		return http.NewResponseController(w)
+	for {
+		switch x := w.(type) {
+		case deadliner:
+			return x
+		case interface{ Unwrap() http.ResponseWriter }:
+			w = x.Unwrap()
+		default:
+			return nil
+		}
 	}
-	return nil
 }
 
 // timedBody is a request body whose every read must make progress within

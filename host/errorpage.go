@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"html/template"
+	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -124,6 +125,25 @@ func (w *publicWriter) Write(b []byte) (int, error) {
 	w.sendPending()
 	w.sent = true
 	return w.ResponseWriter.Write(b)
+}
+
+// ReadFrom sends the held-back status, if any, then copies src through
+// the wrapped writer's ReadFrom when it has one (a static file's way to
+// sendfile, static.go).
+func (w *publicWriter) ReadFrom(src io.Reader) (int64, error) {
+	w.sendPending()
+	w.sent = true
+	var n int64
+	var err error
+	if rf, ok := w.ResponseWriter.(io.ReaderFrom); ok {
+		n, err = rf.ReadFrom(src)
+	} else {
+		n, err = io.Copy(w.ResponseWriter, src)
+	}
+	if n > 0 {
+		w.body = true
+	}
+	return n, err
 }
 
 // Flush sends the header and flushes.

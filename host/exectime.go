@@ -2,10 +2,10 @@ package host
 
 import (
 	"bufio"
-	"context"
 	"fmt"
 	"net"
 	"net/http"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -32,54 +32,103 @@ import (
 // codeServiceUnavailable is the error code of a request past its limit.
 const codeServiceUnavailable = "service_unavailable"
 
-// execLimit bounds next by Config.MaxExecutionTime: next runs in a
-// goroutine of its own, which the request leaves behind when the limit
-// passes before the response starts.
-func (a *App) execLimit(next http.Handler) http.Handler {
-	limit := a.cfg.MaxExecutionTime
-	if limit <= 0 {
-		return next
+// serveLimited serves a request under Config.MaxExecutionTime. The
+// handler runs on a worker goroutine (limitWorker) while the request's
+// goroutine waits for it or for the state's timer, made once per state
+// and reset for each request. Past the limit, before the response
+// started, the request's goroutine answers 503 and returns, so that its
+// connection is done (it closes, and a graceful shutdown need not wait
+// for it), and leaves the handler running on its worker, its writes
+// dropped; the state is then not reused.
+func (a *App) serveLimited(st *reqState, w http.ResponseWriter, r *http.Request, next http.Handler) {
+	l := st.lim
+	l.on, l.a, l.st, l.r, l.next, l.limit = true, a, st, r, next, a.cfg.MaxExecutionTime
+	l.lw.reset(w)
+	l.late.state.Store(running)
+	if l.timer == nil {
+		l.timer = time.NewTimer(l.limit)
+		l.done = make(chan any, 1)
+	} else {
+		l.timer.Reset(l.limit)
 	}
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		ctx, cancel := context.WithCancel(r.Context())
-		defer cancel()
-		run := &limitRun{lw: limitWriter{w: w, h: make(http.Header)}, done: make(chan any, 1)}
-		go run.serve(next, r.WithContext(ctx))
-		timer := time.NewTimer(limit)
-		defer timer.Stop()
-		select {
-		case p := <-run.done:
-			run.lw.finish(p)
-			return
-		case <-timer.C:
-		}
-		if !run.lw.expire() { // the response has started: it runs to its end
-			run.lw.finish(<-run.done)
-			return
-		}
-		run.late.arm(a, r, limit, lateGrace(limit))
-		cancel()
-		unblockBody(w)
-		a.log.Warn("request past the execution time limit: 503", "method", r.Method, "path", r.URL.Path, "limit", limit)
-		a.writeTimeout(w, r, limit)
-	})
+	startWorker(l)
+	select {
+	case p := <-l.done:
+		l.timer.Stop()
+		l.lw.finish(p)
+		return
+	case <-l.timer.C:
+	}
+	if !l.lw.expire() { // the response has started: it runs to its end
+		l.lw.finish(<-l.done)
+		return
+	}
+	l.keep = true // the handler runs on with the state
+	l.late.arm(a, r, l.limit, lateGrace(l.limit))
+	st.cancel()
+	unblockBody(w)
+	a.log.Warn("request past the execution time limit: 503", "method", r.Method, "path", r.URL.Path, "limit", l.limit)
+	a.writeTimeout(w, r, l.limit)
 }
 
-// limitRun is one request under the execution limit, in one allocation.
-type limitRun struct {
-	lw   limitWriter
-	late lateWatch
-	done chan any // what the handler panicked with, or nil, when it returns
+// limitState is the execution limit of one request, part of its state.
+type limitState struct {
+	on    bool        // the request runs under the limit
+	keep  bool        // the limit passed: the state is not reused
+	timer *time.Timer // the limit
+	done  chan any    // what the handler panicked with, or nil, when it returns
+	lw    limitWriter
+	late  lateWatch
+
+	// The call the worker makes.
+	a     *App
+	st    *reqState
+	r     *http.Request
+	next  http.Handler
+	limit time.Duration
 }
 
-// serve runs the handler in its own goroutine.
-func (run *limitRun) serve(next http.Handler, r *http.Request) {
+// run is the handler's call on its worker.
+func (l *limitState) run() {
 	defer func() {
 		p := recover()
-		run.late.end()
-		run.done <- p
+		l.late.end()
+		l.done <- p
 	}()
-	next.ServeHTTP(&run.lw, r)
+	l.a.outer(l.st, &l.lw, l.r, l.next)
+}
+
+// limitWorker is a goroutine that runs handlers under the limit, one
+// after the other: reused, its stack stays the size the interpreter needs
+// and a request costs no goroutine of its own. A worker whose handler is
+// late stays with it.
+type limitWorker struct{ calls chan *limitState }
+
+// idleWorkers holds the workers waiting for a call; a worker that finds
+// it full ends.
+var idleWorkers = make(chan *limitWorker, 256)
+
+// startWorker hands l's call to an idle worker, or a new one.
+func startWorker(l *limitState) {
+	var w *limitWorker
+	select {
+	case w = <-idleWorkers:
+	default:
+		w = &limitWorker{calls: make(chan *limitState, 1)}
+		go w.serve()
+	}
+	w.calls <- l
+}
+
+func (w *limitWorker) serve() {
+	for l := range w.calls {
+		l.run()
+		select {
+		case idleWorkers <- w:
+		default:
+			return
+		}
+	}
 }
 
 // unblockBody, called before a 503 for a handler still running, makes
@@ -94,15 +143,18 @@ func unblockBody(w http.ResponseWriter) {
 }
 
 // writeTimeout answers a request past its limit with 503, through the
-// outermost layer (a request id, the error page for pages).
+// outermost layer (a request id, the error page for pages), in a state of
+// its own.
 func (a *App) writeTimeout(w http.ResponseWriter, r *http.Request, limit time.Duration) {
 	e := errorf(http.StatusServiceUnavailable, codeServiceUnavailable, "the handler did not answer within %s", limit)
-	a.outermost(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	st := a.takeState(r)
+	a.outer(st, w, r.WithContext(st), http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !isAPIPath(r.URL.Path) {
 			a.newPublicWriter(w, r) // errors outside /api/ are pages
 		}
 		writeError(w, r, e)
-	})).ServeHTTP(w, r)
+	}))
+	a.putState(st)
 }
 
 // limitWriter is the response writer of a handler under the execution
@@ -117,6 +169,17 @@ type limitWriter struct {
 	mu      sync.Mutex
 	started bool // the header went out (or the connection was hijacked)
 	expired bool // the 503 went out instead
+}
+
+// reset prepares lw for a request answered on w; the header map is
+// reused, emptied.
+func (lw *limitWriter) reset(w http.ResponseWriter) {
+	if lw.h == nil {
+		lw.h = make(http.Header)
+	}
+	clear(lw.h)
+	lw.w = w
+	lw.started, lw.expired = false, false
 }
 
 func (lw *limitWriter) Header() http.Header { return lw.h }
@@ -199,13 +262,38 @@ func (lw *limitWriter) expire() bool {
 	return true
 }
 
-// finish ends a handler that returned in time (its goroutine is done):
-// the header it set goes out (a response never written, trailers), and a
-// panic passes on to this goroutine as if the handler had run here.
+// finish ends a handler that returned in time (its worker is done with
+// it): the header it set goes out (a response never written; trailers,
+// once it started), and a panic passes on to this goroutine as if the
+// handler had run here.
 func (lw *limitWriter) finish(p any) {
-	lw.copyHeader()
+	if lw.started {
+		lw.copyTrailers()
+	} else {
+		lw.copyHeader()
+	}
 	if p != nil {
 		panic(p)
+	}
+}
+
+// copyTrailers copies, after the response started, what of the header
+// map net/http still reads: the trailers (declared in Trailer before the
+// start, or named with http.TrailerPrefix).
+func (lw *limitWriter) copyTrailers() {
+	dst := lw.w.Header()
+	for k, v := range lw.h {
+		if strings.HasPrefix(k, http.TrailerPrefix) {
+			dst[k] = v
+		}
+	}
+	for _, declared := range lw.h["Trailer"] {
+		for _, k := range strings.Split(declared, ",") {
+			k = http.CanonicalHeaderKey(strings.TrimSpace(k))
+			if v, ok := lw.h[k]; ok {
+				dst[k] = v
+			}
+		}
 	}
 }
 

@@ -170,3 +170,32 @@ func TestStalledBodyNotLate(t *testing.T) {
 		t.Errorf("a stalled body made a handler late:\n%s", ta.logs)
 	}
 }
+
+// TestLimitTrailers: under the execution limit, trailers a handler sets
+// after its response started reach the client, declared or prefixed.
+func TestLimitTrailers(t *testing.T) {
+	ta := newTestApp(t, map[string]string{"api/sum.go": `//go:build ignore
+
+package main
+
+import (
+	"net/http"
+
+	"github.com/zealgo/zealgo/host"
+)
+
+var sum = func(api *host.API) any {
+	return func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Trailer", "X-Sum")
+		w.WriteHeader(200)
+		w.Write([]byte("body"))
+		w.Header().Set("X-Sum", "42")
+		w.Header().Set(http.TrailerPrefix+"X-Late", "yes")
+	}
+}
+`}, host.WithMaxExecutionTime(5*time.Second))
+	resp, body := do(t, nil, "GET", ta.srv.URL+"/api/sum", nil)
+	if resp.StatusCode != 200 || body != "body" || resp.Trailer.Get("X-Sum") != "42" || resp.Trailer.Get("X-Late") != "yes" {
+		t.Errorf("%d %q trailers %v", resp.StatusCode, body, resp.Trailer)
+	}
+}

@@ -33,6 +33,10 @@ type handlerFile struct {
 	prog  *interp.Program
 	// input: the file's input is parsed before the call (needsInput).
 	input bool
+	// detach: the file may start goroutines (a go statement, or an
+	// interpreted package), which may use the call's objects after it:
+	// its requests' states are not reused (state.go).
+	detach bool
 
 	series seriesSlot // its request metrics (ops_series.go)
 }
@@ -227,7 +231,7 @@ func (a *API) inject(k argKind, zero reflect.Value) reflect.Value {
 // mode 2 with a func per method.
 func (a *App) analyze(prog *interp.Program, rel string) (*handlerFile, error) {
 	base := strings.TrimSuffix(rel[strings.LastIndexByte(rel, '/')+1:], ".go")
-	f := &handlerFile{rel: rel, prog: prog, input: a.needsInput(prog.File)}
+	f := &handlerFile{rel: rel, prog: prog, input: a.needsInput(prog.File), detach: a.mayDetach(prog.File)}
 	var methods []string
 	if v, ok := prog.Var(base); ok {
 		fn, err := a.newHandlerFunc(prog, base, v)
@@ -375,4 +379,26 @@ func (a *App) compiledImport(path string) bool {
 		}
 	}
 	return false
+}
+
+// mayDetach reports whether a file may start goroutines: it holds a go
+// statement, or imports a package that is interpreted from source.
+func (a *App) mayDetach(f *ast.File) bool {
+	if f == nil {
+		return true
+	}
+	for _, imp := range f.Imports {
+		path, err := strconv.Unquote(imp.Path.Value)
+		if err == nil && !a.compiledImport(path) {
+			return true
+		}
+	}
+	found := false
+	ast.Inspect(f, func(n ast.Node) bool {
+		if _, ok := n.(*ast.GoStmt); ok {
+			found = true
+		}
+		return !found
+	})
+	return found
 }

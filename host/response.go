@@ -2,6 +2,7 @@ package host
 
 import (
 	"bytes"
+	"encoding/json"
 	"io"
 	"net/http"
 	"sync"
@@ -24,10 +25,11 @@ type Response struct {
 
 	status    int
 	committed bool
-	buf       *bytes.Buffer // from bufPool, while something is held back
+	buf       *outBuffer // from bufPool, while something is held back
 	wrote     bool
 	before    []func(*Response)
 
+	vals         *valueBatch   // the request's header values (state.go); nil: allocated
 	writeTimeout time.Duration // Config.WriteTimeout
 	extended     time.Time     // when the write deadline was last extended
 }
@@ -147,14 +149,25 @@ func (r *Response) reset() bool {
 	return true
 }
 
+// outBuffer is the body buffer of a Response, with a JSON encoder that
+// writes into it (writeJSON, contract.go).
+type outBuffer struct {
+	bytes.Buffer
+	enc *json.Encoder
+}
+
 // bufPool holds the buffers of Responses, so that a request costs no
 // allocation for its body.
-var bufPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+var bufPool = sync.Pool{New: func() any {
+	b := new(outBuffer)
+	b.enc = json.NewEncoder(&b.Buffer)
+	return b
+}}
 
 // buffer returns the body buffer, taking one from the pool if needed.
-func (r *Response) buffer() *bytes.Buffer {
+func (r *Response) buffer() *outBuffer {
 	if r.buf == nil {
-		r.buf = bufPool.Get().(*bytes.Buffer)
+		r.buf = bufPool.Get().(*outBuffer)
 	}
 	return r.buf
 }

@@ -5,6 +5,7 @@ import (
 	"net/url"
 	"path/filepath"
 	"strings"
+	"sync"
 )
 
 // apiRoute is a request path resolved to a handler file.
@@ -106,11 +107,49 @@ func resolveAPI(dir string, r *http.Request) (apiRoute, *Error) {
 	// dir is clean, so concatenation gives what filepath.Join would, without
 	// its cleaning pass.
 	sep := string(filepath.Separator)
-	file := dir + sep + action + ".go"
+	var file string
 	if module != "" {
 		file = dir + sep + filepath.FromSlash(module) + sep + action + ".go"
+	} else {
+		file = dir + sep + action + ".go"
 	}
 	return apiRoute{module: module, action: action, file: file}, nil
+}
+
+// routeCache remembers the routes of the escaped paths seen last, so that
+// a request for a known path builds no file name. Resolving depends on
+// nothing but the path and the api directory, so an entry never goes
+// stale; the cache is emptied when it holds routeCacheSize entries.
+type routeCache struct {
+	mu sync.RWMutex
+	m  map[string]apiRoute
+}
+
+const (
+	routeCacheSize = 1024
+	routeKeyMax    = 256 // longer paths are resolved each time
+)
+
+// resolve is resolveAPI through the cache.
+func (c *routeCache) resolve(dir string, r *http.Request) (apiRoute, *Error) {
+	p := r.URL.EscapedPath()
+	c.mu.RLock()
+	rt, ok := c.m[p]
+	c.mu.RUnlock()
+	if ok {
+		return rt, nil
+	}
+	rt, e := resolveAPI(dir, r)
+	if e != nil || len(p) > routeKeyMax {
+		return rt, e
+	}
+	c.mu.Lock()
+	if c.m == nil || len(c.m) >= routeCacheSize {
+		c.m = make(map[string]apiRoute)
+	}
+	c.m[p] = rt
+	c.mu.Unlock()
+	return rt, nil
 }
 
 // within reports whether path lies inside dir; both must be clean.

@@ -2,12 +2,15 @@ package host
 
 import (
 	"fmt"
+	"io"
 	"io/fs"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/labstack/echo/v4"
 )
 
 // Static files: any file under public/ that is not a page is sent by
@@ -140,4 +143,74 @@ func etag(fi fs.FileInfo) string {
 	b = strconv.AppendInt(b, fi.Size(), 16)
 	b = append(b, '"')
 	return string(b)
+}
+
+// serveStaticFast serves a GET or HEAD of a static file before the
+// router, the execution limit and the interpreter, through the outermost
+// layer (a request id, the frame headers, the access log): only when
+// nothing else could answer the request (no global middleware, no When
+// scope covering the path) and its last segment has a dot, as files have
+// (pages and directories take the full path, publicInner). The file's
+// bytes reach the connection's ReadFrom (sendfile), through
+// publicWriter.ReadFrom and fileWriter. It reports whether it served.
+func (a *App) serveStaticFast(st *reqState, w http.ResponseWriter, r *http.Request) bool {
+	if !a.hot.staticFast || r.Method != http.MethodGet && r.Method != http.MethodHead || isAPIPath(r.URL.Path) {
+		return false
+	}
+	esc := r.URL.EscapedPath()
+	if strings.IndexByte(esc[strings.LastIndexByte(esc, '/')+1:], '.') < 0 {
+		return false
+	}
+	for _, s := range a.scopes {
+		if covers(s.prefix, r.URL.Path) {
+			return false
+		}
+	}
+	p, ok := parsePublicPath(esc)
+	if !ok || p.dir {
+		return false
+	}
+	f, fi, err := a.openStatic(p.rel())
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	if !fi.Mode().IsRegular() {
+		return false
+	}
+	st.static, st.staticInfo = f, fi
+	a.outer(st, w, r, (*staticHandler)(a))
+	return true
+}
+
+// staticHandler serves the file serveStaticFast opened.
+type staticHandler App
+
+func (h *staticHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	a, st := (*App)(h), stateOf(r)
+	st.pw = publicWriter{ResponseWriter: fileWriter{st.res}, app: a, r: r}
+	st.pages = &st.pw
+	a.serveStatic(&st.pw, r, st.static, st.staticInfo)
+	st.pw.finish()
+}
+
+// fileWriter is the outermost response with ReadFrom: a file's bytes go
+// to the connection's own ReadFrom, which sends them with sendfile(2),
+// and count in the response's size.
+type fileWriter struct{ *echo.Response }
+
+// ReadFrom sends the header, then copies src with the ReadFrom of the
+// writer below, when it has one.
+func (fw fileWriter) ReadFrom(src io.Reader) (int64, error) {
+	res := fw.Response
+	if !res.Committed {
+		res.WriteHeader(http.StatusOK)
+	}
+	rf, ok := res.Writer.(io.ReaderFrom)
+	if !ok {
+		return io.Copy(res, src)
+	}
+	n, err := rf.ReadFrom(src)
+	res.Size += n
+	return n, err
 }

@@ -150,6 +150,7 @@ func rtSymbols(path string, report func(value any, stack []byte)) Exports {
 			}
 		}),
 		"Frame":   reflect.ValueOf(frameFunc(path)),
+		"Mark":    reflect.ValueOf(markFunc(path)),
 		"GoFrame": reflect.ValueOf(goFrameFunc(path, recovered)),
 		"Plain":   reflect.ValueOf(unwrapValue),
 	}

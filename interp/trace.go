@@ -16,20 +16,22 @@ import (
 // statement panicked, because runCfg's deferred report reads an exec
 // variable that its loop shadows. So, before a file is evaluated, each
 // function of it is rewritten (tracerw.go) to keep the line of the
-// statement it is running in a local variable and to add its frame, with
-// that line, to a panic that passes through it:
+// statement it is running in a local variable and to have its frame, with
+// that line, added to a panic that passes through it:
 //
-//	func boom() {            func boom() { var __zealgo_l int; defer func() { if r := recover(); r != nil { __zealgo_rt.Frame(r, __zealgo_l, "boom") } }(); __zealgo_l = 2;
+//	func boom() int {        func boom() int { var __zealgo_l int; defer __zealgo_rt.Mark(&__zealgo_l, "boom"); __zealgo_l = 2;
 //		x := f()                 x := f(); __zealgo_l = 3
-//		return x * 2             return x * 2
+//		return x * 2             { var __zealgo_r0 int; __zealgo_r0 = x * 2; __zealgo_l = 0; return __zealgo_r0 }
 //	}                        }
 //
-// Frame wraps the panic value in a *Trace (once) and panics again with it,
-// so that a panic leaves the interpreter carrying the file:line and func
-// of every interpreted frame it crossed, innermost first. Recovered splits
-// a recovered value into what the code panicked with and that trace; code
-// of the file that calls recover gets the value as it was panicked with
-// (its recover() calls are rewritten to unwrap it).
+// A return sets the line to 0 once its results are evaluated, so Mark,
+// deferred, tells a return (nothing to do) from a panic: then it records
+// the frame for the goroutine (tracemark.go). Recovered joins the frames
+// a panic recorded to its value, innermost first; so does Frame, the
+// deferred recover of a func a go statement starts, which wraps the value
+// in a *Trace. Code of the file that calls recover gets the value as it
+// was panicked with (its recover() calls are rewritten to Plain, which
+// also drops the frames recorded so far).
 
 // Frame is one frame of a panic's trace: an interpreted function of a
 // handler file, or the compiled function where the panic began.
@@ -50,9 +52,9 @@ type Frame struct {
 // String returns "file:line func".
 func (f Frame) String() string { return f.File + ":" + strconv.Itoa(f.Line) + " " + f.Func }
 
-// Trace is what a panic carries once it has crossed an interpreted frame:
-// the value the code panicked with and the frames it crossed, innermost
-// first. It is an error (the panic value's description) so that compiled
+// Trace is a panic value with its trace: the value the code panicked with
+// and the interpreted frames it crossed, innermost first. A goroutine's
+// panic reaches Options.GoPanic as one. It is an error (the panic value's description) so that compiled
 // code that turns a recovered value into an error keeps the message.
 type Trace struct {
 	// Value is what the code panicked with.
@@ -74,10 +76,17 @@ func (t *Trace) Unwrap() error {
 
 // Recovered splits a value recovered from a panic into what the code
 // panicked with and the frames of its trace (nil when the panic crossed no
-// interpreted frame).
+// interpreted frame). Call it on the goroutine that recovered p, once:
+// the frames the panic recorded are the goroutine's (tracemark.go).
 func Recovered(p any) (value any, frames []Frame) {
 	if t, ok := p.(*Trace); ok {
 		return t.Value, t.Frames
+	}
+	if p == nil {
+		return nil, nil
+	}
+	if frames, ok := pending.take(); ok { // marked frames (tracemark.go)
+		return plainValue(p), frames
 	}
 	return p, nil
 }
@@ -94,7 +103,11 @@ func frameFunc(path string) func(p any, line int, fn string) {
 		f := Frame{File: path, Line: line, Func: fn}
 		t, ok := p.(*Trace)
 		if !ok {
-			t = &Trace{Value: plainValue(p), Frames: compiledOrigin()}
+			frames, marked := pending.take() // frames below this one (tracemark.go)
+			if !marked {
+				frames = compiledOrigin()
+			}
+			t = &Trace{Value: plainValue(p), Frames: frames}
 		}
 		t.Frames = append(t.Frames, f)
 		panic(t)
@@ -120,8 +133,14 @@ func goFrameFunc(path string, report func(any)) func(p any, line int, fn string)
 // as in Go (Yaegi's own recover returns what panic() was given wrapped in
 // a reflect.Value).
 func unwrapValue(p any) any {
-	v, _ := Recovered(p)
-	return plainValue(v)
+	if p == nil {
+		return nil
+	}
+	pending.recoveredHere()
+	if t, ok := p.(*Trace); ok {
+		return plainValue(t.Value)
+	}
+	return plainValue(p)
 }
 
 // plainValue returns the value a reflect.Value holds (Yaegi panics with

@@ -219,25 +219,29 @@ func (fc *fileCheck) rangeLoopVars(rs *ast.RangeStmt) {
 		return
 	}
 	vars := fc.defined(rs.Key, rs.Value)
-	if names := fc.captured(rs.Body, vars); len(names) > 0 {
+	if names := fc.captured(rs.Body, vars, false); len(names) > 0 { // a copy is always safe here
 		fc.copyVars(rs.Body, names)
 	}
 }
 
 // forLoopVars does the same for the variables of a three-clause loop,
 // unless the body assigns them (then the copy would not reach the next
-// iteration, and the rule reports it instead).
+// iteration): the rule then reports a variable that outlives its
+// iteration, and leaves alone one that does not (the same in both modes).
 func (fc *fileCheck) forLoopVars(fs *ast.ForStmt) {
 	init, ok := fs.Init.(*ast.AssignStmt)
 	if !ok || init.Tok != token.DEFINE {
 		return
 	}
 	vars := fc.defined(init.Lhs...)
-	names := fc.captured(fs.Body, vars)
+	names := fc.captured(fs.Body, vars, false)
 	if len(names) == 0 {
 		return
 	}
 	if v := fc.assigned(fs.Body, vars); v != "" {
+		if len(fc.captured(fs.Body, vars, true)) == 0 {
+			return
+		}
 		fc.report(fs.Pos(), "loop-var", "a func literal in this loop captures %s, which the interpreter shares between iterations (Go 1.21 rules), "+
 			"and the body changes %s, so the host cannot copy it: copy it yourself (v := %s) and capture the copy", v, v, v)
 		return
@@ -259,12 +263,22 @@ func (fc *fileCheck) defined(es ...ast.Expr) map[types.Object]bool {
 }
 
 // captured returns, in declaration order, the names of vars that a func
-// literal in body uses or whose address body takes.
-func (fc *fileCheck) captured(body *ast.BlockStmt, vars map[types.Object]bool) []string {
+// literal in body captures or whose address body takes (&v, &v.f, &v[i]
+// of an array, v[:]). With escaping, only those that outlive the
+// iteration: captured by a func literal that is not called at once
+// (stored, passed, returned, started with go or deferred), or an address
+// kept; a closure called where it is written, or an address passed as a
+// call's argument, sees its own iteration's variable in both modes. (A
+// method value, which Yaegi binds when it is called, is the method-value
+// rule's.)
+func (fc *fileCheck) captured(body *ast.BlockStmt, vars map[types.Object]bool, escaping bool) []string {
 	hit := map[types.Object]bool{}
-	ast.Inspect(body, func(n ast.Node) bool {
+	walkStack(body, func(n ast.Node, stack []ast.Node) bool {
 		switch x := n.(type) {
 		case *ast.FuncLit:
+			if escaping && calledAtOnce(x, stack) {
+				return true // its own nested literals are looked at in turn
+			}
 			ast.Inspect(x.Body, func(m ast.Node) bool {
 				if id, ok := m.(*ast.Ident); ok && vars[fc.r.Info.Uses[id]] {
 					hit[fc.r.Info.Uses[id]] = true
@@ -273,8 +287,12 @@ func (fc *fileCheck) captured(body *ast.BlockStmt, vars map[types.Object]bool) [
 			})
 			return false
 		case *ast.UnaryExpr:
-			if id, ok := x.X.(*ast.Ident); ok && x.Op == token.AND && vars[fc.r.Info.Uses[id]] {
-				hit[fc.r.Info.Uses[id]] = true
+			if x.Op == token.AND {
+				fc.keptAddress(x.X, x, stack, vars, hit, escaping)
+			}
+		case *ast.SliceExpr:
+			if _, isArray := under(fc.typeOf(x.X)).(*types.Array); isArray {
+				fc.keptAddress(x.X, x, stack, vars, hit, escaping)
 			}
 		}
 		return true
@@ -287,6 +305,130 @@ func (fc *fileCheck) captured(body *ast.BlockStmt, vars map[types.Object]bool) [
 	}
 	sortByPos(names, vars)
 	return names
+}
+
+// keptAddress marks the var at the root of e whose address use (&e, e[:])
+// takes; with escaping, only when the address outlives the statement (it
+// is no call's argument).
+func (fc *fileCheck) keptAddress(e ast.Expr, use ast.Node, stack []ast.Node, vars, hit map[types.Object]bool, escaping bool) {
+	obj := fc.addrRoot(e)
+	if obj == nil || !vars[obj] {
+		return
+	}
+	if !escaping || !fc.passedToCall(use, stack) {
+		hit[obj] = true
+	}
+}
+
+// passedToCall reports whether use, whose ancestors are stack, is an
+// argument of a call (not append) or the method of a call, outside a go
+// or defer statement: f(&v), v.M().
+func (fc *fileCheck) passedToCall(use ast.Node, stack []ast.Node) bool {
+	if len(stack) == 0 {
+		return false
+	}
+	call, ok := stack[len(stack)-1].(*ast.CallExpr)
+	return ok && !fc.isAppend(call) && !underGoDefer(stack) && (call.Fun != use || isSelector(use))
+}
+
+func isSelector(n ast.Node) bool {
+	_, ok := n.(*ast.SelectorExpr)
+	return ok
+}
+
+// addrRoot returns the variable whose storage e is: v, v.f of a struct
+// value, v[i] of an array value; nil for anything reached through a
+// pointer, slice or map.
+func (fc *fileCheck) addrRoot(e ast.Expr) types.Object {
+	for {
+		switch x := e.(type) {
+		case *ast.ParenExpr:
+			e = x.X
+		case *ast.Ident:
+			return fc.r.Info.Uses[x]
+		case *ast.SelectorExpr:
+			sel := fc.r.Info.Selections[x]
+			if sel == nil || sel.Kind() != types.FieldVal || sel.Indirect() {
+				return nil
+			}
+			e = x.X
+		case *ast.IndexExpr:
+			if _, isArray := under(fc.typeOf(x.X)).(*types.Array); !isArray {
+				return nil
+			}
+			e = x.X
+		default:
+			return nil
+		}
+	}
+}
+
+// isAppend reports whether call is the builtin append.
+func (fc *fileCheck) isAppend(call *ast.CallExpr) bool {
+	id, ok := call.Fun.(*ast.Ident)
+	if !ok || id.Name != "append" {
+		return false
+	}
+	_, builtin := fc.r.Info.Uses[id].(*types.Builtin)
+	return builtin
+}
+
+// calledAtOnce reports whether the func literal lit, whose ancestors are
+// stack, is called where it is written (func() { ... }()), outside a go or
+// defer statement.
+func calledAtOnce(lit *ast.FuncLit, stack []ast.Node) bool {
+	var child ast.Node = lit
+	for i := len(stack) - 1; i >= 0; i-- {
+		switch p := stack[i].(type) {
+		case *ast.ParenExpr:
+			child = p
+			continue
+		case *ast.CallExpr:
+			return p.Fun == child && !underGoDefer(stack[:i+1])
+		}
+		return false
+	}
+	return false
+}
+
+// underGoDefer reports whether the innermost node of stack, a call, is
+// the call of a go or defer statement.
+func underGoDefer(stack []ast.Node) bool {
+	if len(stack) < 2 {
+		return false
+	}
+	call := stack[len(stack)-1]
+	switch s := stack[len(stack)-2].(type) {
+	case *ast.GoStmt:
+		return s.Call == call
+	case *ast.DeferStmt:
+		return s.Call == call
+	}
+	return false
+}
+
+// under returns t's underlying type, or nil.
+func under(t types.Type) types.Type {
+	if t == nil {
+		return nil
+	}
+	return t.Underlying()
+}
+
+// walkStack is ast.Inspect that gives f the ancestors of each node.
+func walkStack(root ast.Node, f func(n ast.Node, stack []ast.Node) bool) {
+	var stack []ast.Node
+	ast.Inspect(root, func(n ast.Node) bool {
+		if n == nil {
+			stack = stack[:len(stack)-1]
+			return true
+		}
+		if !f(n, stack) {
+			return false
+		}
+		stack = append(stack, n)
+		return true
+	})
 }
 
 func sortByPos(names []string, vars map[types.Object]bool) {
@@ -309,7 +451,7 @@ func (fc *fileCheck) assigned(body *ast.BlockStmt, vars map[types.Object]bool) s
 			name = id.Name
 		}
 	}
-	ast.Inspect(body, func(n ast.Node) bool {
+	walkStack(body, func(n ast.Node, stack []ast.Node) bool {
 		switch x := n.(type) {
 		case *ast.AssignStmt:
 			for _, l := range x.Lhs {
@@ -317,6 +459,13 @@ func (fc *fileCheck) assigned(body *ast.BlockStmt, vars map[types.Object]bool) s
 			}
 		case *ast.IncDecStmt:
 			mark(x.X)
+		case *ast.UnaryExpr:
+			// fmt.Sscan(s, &i) may change i through its address
+			if x.Op == token.AND && fc.passedToCall(x, stack) {
+				if obj := fc.addrRoot(x.X); obj != nil && vars[obj] && name == "" {
+					name = obj.Name()
+				}
+			}
 		}
 		return true
 	})

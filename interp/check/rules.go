@@ -57,11 +57,16 @@ var Rules = []Rule{
 	{"build-ignore", "a file without //go:build ignore", false, true},
 	{"go-panic", "a panic in a goroutine the file starts", true, false},
 	{"init-loop", "package-level initialization that never ends", true, false},
+	{"defer-eval", "a deferred call's arguments evaluated at the defer statement", false, true},
+	{"method-value", "a method value whose receiver changes before it is called", false, true},
+	{"embedded-methods", "a struct of the file embedding a compiled type whose methods fmt or encoding/json use", false, true},
+	{"fmt-types", "fmt printing the file's types (%T, %#v, %+v, Error and String methods)", false, true},
 }
 
 // applyRules reports the traps the file falls into.
 func (fc *fileCheck) applyRules() {
 	fc.buildIgnore()
+	fc.modeRules()
 	ast.Inspect(fc.r.File, func(n ast.Node) bool {
 		switch x := n.(type) {
 		case *ast.RangeStmt:
@@ -228,7 +233,11 @@ func (fc *fileCheck) embeddedRule(ts *ast.TypeSpec) {
 			t = p.Elem()
 		}
 		n, ok := t.(*types.Named)
-		if !ok || n.Obj().Pkg() != fc.pkg {
+		if !ok {
+			continue
+		}
+		if n.Obj().Pkg() != fc.pkg {
+			fc.embeddedForeign(ts, field, fc.typeOf(field.Type), n)
 			continue
 		}
 		if _, isStruct := n.Underlying().(*types.Struct); !isStruct {

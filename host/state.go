@@ -1,0 +1,243 @@
+package host
+
+import (
+	"context"
+	"io/fs"
+	"math/rand/v2"
+	"net/http"
+	"os"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/labstack/echo/v4"
+)
+
+// The request state. Everything the framework needs for one request lives
+// in one reqState, taken from a pool when the request comes in and given
+// back when it ends: its id, its outermost response, the handler call's
+// API, Request and Response, its execution limit (exectime.go) and its
+// context, which the state is itself (the request's context.Context
+// carries it, with no context value of its own). A request therefore
+// costs no allocation of the framework's but the *http.Request that
+// carries the state, its query and what the handler asks for.
+//
+// The API, Request and Response a handler gets are valid until it
+// returns (as Echo's Context is). A state that something may still use
+// after its request is not given back, and the garbage collector takes it:
+// a handler past its time limit, a request whose context's Done, Err or
+// Deadline was asked for, a file that starts goroutines or imports
+// interpreted packages (handlerFile.detach).
+
+// hotPath is what the request path prepares once per App.
+type hotPath struct {
+	response   echo.Response // a fresh outermost response, copied into each state
+	routes     routeCache    // resolved /api/ paths (route.go)
+	staticFast bool          // static files may skip the router (serveStaticFast)
+}
+
+// reqState travels in the request context from the outermost layer to the
+// handler call.
+type reqState struct {
+	app    *App
+	parent context.Context // the request's context as it came in
+	id     string
+	vals   valueBatch // header value slices (valueBatch)
+	ids    string     // a batch of ids (idBatch), used from the front
+	route  *apiRoute  // &rt once resolved
+	rt     apiRoute
+	file   *handlerFile
+	fn     *handlerFunc
+
+	res       *echo.Response  // &resv: the outermost response, for session saving
+	resv      echo.Response   // reset from App.hot.response
+	g         *RequestContext // made by RequestContextOf or API.G, shared by both
+	preflight bool            // servePreflight is running
+	// pages is set outside /api/ (servePublic): errors are written through
+	// it as error pages or the JSON envelope, chosen by the Accept header
+	// when it was made. Under /api/ it stays nil: errors are JSON.
+	pages    *publicWriter
+	inv      invocation // the handler call (invoke)
+	invoking bool       // inv is in use
+
+	pw         publicWriter // the error writer of a static file (serveStaticFast)
+	static     *os.File     // the static file serveStaticFast serves
+	staticInfo fs.FileInfo
+	lim        *limitState // the execution limit (exectime.go); made once per state
+
+	cmu      sync.Mutex    // guards done and canceled
+	done     chan struct{} // made by Done on first use
+	canceled bool          // the execution limit ended the context
+	keep     bool          // something may use the state after its request
+}
+
+// statePool holds the states of finished requests.
+var statePool sync.Pool
+
+// takeState returns a state for r, whose context becomes the state's
+// parent.
+func (a *App) takeState(r *http.Request) *reqState {
+	st, _ := statePool.Get().(*reqState)
+	if st == nil || st.app != a {
+		st = &reqState{app: a, lim: &limitState{}}
+		st.res = &st.resv
+	}
+	st.parent = r.Context()
+	st.id = st.newID(r)
+	return st
+}
+
+// putState gives st back to the pool, unless something may still use it.
+func (a *App) putState(st *reqState) {
+	st.cmu.Lock()
+	keep := st.keep
+	st.cmu.Unlock()
+	if keep || st.lim.keep {
+		return
+	}
+	// What a request sets before use (inv by invoke, resv by outer, pw by
+	// serveStaticFast) is left as it is: zeroing it would cost more.
+	st.parent, st.id, st.route, st.rt, st.file, st.fn = nil, "", nil, apiRoute{}, nil, nil
+	st.g, st.preflight, st.pages, st.invoking = nil, false, nil, false
+	st.static, st.staticInfo, st.done, st.canceled = nil, nil, nil, false
+	statePool.Put(st)
+}
+
+// newID returns the id of r: its X-Request-Id when that is a short name,
+// else a fresh random one.
+func (st *reqState) newID(r *http.Request) string {
+	if v := r.Header["X-Request-Id"]; len(v) > 0 && len(v[0]) <= 64 && validName(v[0]) {
+		return v[0]
+	}
+	if st.ids == "" {
+		st.ids = idBatch()
+	}
+	id := st.ids[:idLen]
+	st.ids = st.ids[idLen:]
+	return id
+}
+
+const (
+	idLen   = 16 // hexadecimal digits of a request id
+	batchOf = 32 // ids made at once
+)
+
+// idBatch returns batchOf fresh random ids in one string, so that an id
+// costs a 32nd of an allocation. An id names a request in the log; it is
+// no secret, so the runtime's fast random source serves (crypto/rand
+// costs a system call).
+func idBatch() string {
+	b := make([]byte, 0, idLen*batchOf)
+	for range batchOf {
+		b = strconv.AppendUint(b, rand.Uint64()|1<<60, 16)[:len(b)+idLen]
+	}
+	return string(b)
+}
+
+// valueBatch hands out header value slices of one value, cut from a
+// batch of slots that are never written again, so that a header keeps its
+// values however long it is kept (a recorder, a wrapper that reads it
+// after the request), for an allocation per 64 values. The zero value is
+// ready; a nil *valueBatch allocates each slice.
+type valueBatch struct{ free []string }
+
+// one returns []string{v}.
+func (b *valueBatch) one(v string) []string {
+	if b == nil {
+		return []string{v}
+	}
+	if len(b.free) == 0 {
+		b.free = make([]string, 64)
+	}
+	s := b.free[:1:1]
+	b.free = b.free[1:]
+	s[0] = v
+	return s
+}
+
+type stateKey struct{}
+
+func stateOf(r *http.Request) *reqState {
+	st, _ := r.Context().Value(stateKey{}).(*reqState)
+	return st
+}
+
+// requestID returns the id given to r by the outermost layer.
+func requestID(r *http.Request) string {
+	if st := stateOf(r); st != nil {
+		return st.id
+	}
+	return ""
+}
+
+// The state is the request's context: its parent's, done also when the
+// execution limit passes (cancel). Asking for Done, Err or Deadline keeps
+// the state from the pool, since whoever asked may keep the context.
+
+// Deadline returns the parent's deadline.
+func (st *reqState) Deadline() (time.Time, bool) {
+	st.hold()
+	return st.parent.Deadline()
+}
+
+// Done returns a channel closed when the parent is done or the execution
+// limit has passed.
+func (st *reqState) Done() <-chan struct{} {
+	if !st.lim.on {
+		st.hold()
+		return st.parent.Done()
+	}
+	st.cmu.Lock()
+	defer st.cmu.Unlock()
+	st.keep = true
+	if st.done == nil {
+		st.done = make(chan struct{})
+		if st.canceled {
+			close(st.done)
+		} else {
+			context.AfterFunc(st.parent, st.cancel)
+		}
+	}
+	return st.done
+}
+
+// Err returns context.Canceled once the execution limit has passed, else
+// the parent's error.
+func (st *reqState) Err() error {
+	st.cmu.Lock()
+	st.keep = true
+	canceled := st.canceled
+	st.cmu.Unlock()
+	if canceled {
+		return context.Canceled
+	}
+	return st.parent.Err()
+}
+
+// Value returns the state for stateKey, else the parent's value.
+func (st *reqState) Value(key any) any {
+	if key == (stateKey{}) {
+		return st
+	}
+	return st.parent.Value(key)
+}
+
+func (st *reqState) hold() {
+	st.cmu.Lock()
+	st.keep = true
+	st.cmu.Unlock()
+}
+
+// cancel ends the context: the execution limit passed, or the parent is
+// done (through context.AfterFunc, once Done was asked for).
+func (st *reqState) cancel() {
+	st.cmu.Lock()
+	defer st.cmu.Unlock()
+	if st.canceled {
+		return
+	}
+	st.canceled = true
+	if st.done != nil {
+		close(st.done)
+	}
+}
