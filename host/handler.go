@@ -37,6 +37,8 @@ type handlerFile struct {
 	// interpreted package), which may use the call's objects after it:
 	// its requests' states are not reused (state.go).
 	detach bool
+
+	series seriesSlot // its request metrics (ops_series.go)
 }
 
 // pick returns the func serving method, or the error to send.

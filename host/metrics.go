@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -66,7 +67,8 @@ func (r *registryOnce) get() *prometheus.Registry {
 type metrics struct {
 	requests        *prometheus.CounterVec
 	duration        *prometheus.HistogramVec
-	inflight        prometheus.Gauge
+	inflight        atomic.Int64 // zealgo_http_requests_in_flight
+	none            *fileSeries  // of requests no file answered
 	compiles        *prometheus.HistogramVec
 	compileFailures *prometheus.CounterVec
 	tasksDispatched *prometheus.CounterVec
@@ -101,7 +103,6 @@ func newMetrics(reg *prometheus.Registry) *metrics {
 		duration: histogram("zealgo_http_request_duration_seconds",
 			"Time from a request's arrival to the end of its response, by handler file and method.",
 			latencyBuckets, "handler", "method"),
-		inflight: gauge("zealgo_http_requests_in_flight", "Requests being answered."),
 		compiles: histogram("zealgo_compile_duration_seconds",
 			"Compiles of handler and page files: on first use (load) and after a change on disk (reload), failed ones included.",
 			compileBuckets, "dir", "trigger"),
@@ -114,6 +115,9 @@ func newMetrics(reg *prometheus.Registry) *metrics {
 		tasksInProgress: gauge("zealgo_tasks_in_progress", "Tasks dispatched by this process and not finished: queued or running."),
 		sessionErrors:   counter("zealgo_session_store_errors_total", "Errors of the session store, by operation.", "op"),
 	}
+	m.none = &fileSeries{file: "none"}
+	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "zealgo_http_requests_in_flight",
+		Help: "Requests being answered."}, func() float64 { return float64(m.inflight.Load()) }))
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -150,9 +154,15 @@ func cacheLen(c fileSource[*handlerFile]) int {
 	return c.Len()
 }
 
-// httpMethods are the method label values; any other method is "OTHER".
-var httpMethods = map[string]string{"GET": "GET", "HEAD": "HEAD", "POST": "POST", "PUT": "PUT", "DELETE": "DELETE",
-	"PATCH": "PATCH", "OPTIONS": "OPTIONS", "CONNECT": "CONNECT", "TRACE": "TRACE"}
+// methodLabel returns the method label of a request's method: the
+// standard methods as they are, any other "OTHER".
+func methodLabel(method string) string {
+	switch method {
+	case "GET", "HEAD", "POST", "PUT", "DELETE", "PATCH", "OPTIONS", "CONNECT", "TRACE":
+		return method
+	}
+	return "OTHER"
+}
 
 // statusLabels holds the code label of each status, made once.
 var statusLabels = func() (s [600]string) {
@@ -161,24 +171,6 @@ var statusLabels = func() (s [600]string) {
 	}
 	return s
 }()
-
-// request counts a finished request.
-func (m *metrics) request(file, method string, status int, d time.Duration) {
-	m.inflight.Dec()
-	if file == "" {
-		file = "none"
-	}
-	meth, ok := httpMethods[method]
-	if !ok {
-		meth = "OTHER"
-	}
-	code := "other"
-	if status > 0 && status < len(statusLabels) {
-		code = statusLabels[status]
-	}
-	m.requests.WithLabelValues(file, meth, code).Inc()
-	m.duration.WithLabelValues(file, meth).Observe(d.Seconds())
-}
 
 // compileObserver counts the compiles of the application's caches
 // (interp.Observer).

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/labstack/echo/v4"
+	"github.com/zealgo/zealgo/internal/logbuf"
 	"go.opentelemetry.io/otel/trace"
 )
 
@@ -103,8 +104,11 @@ type opsState struct {
 	observe    bool         // observe runs for every request
 	setDefault bool         // make the log slog's default at start-up
 	access     *slog.Logger // of the access log
-	metrics    *metrics     // nil without Config.Ops.MetricsAddr
-	registry   registryOnce
+	// direct writes the access log without slog when its logger is the
+	// serve command's (logbuf.DirectOf); nil otherwise.
+	direct   *logbuf.Direct
+	metrics  *metrics // nil without Config.Ops.MetricsAddr
+	registry registryOnce
 	metricsSrv
 	tracing
 	health healthState
@@ -125,6 +129,7 @@ func (a *App) setupOps() error {
 	if a.ops.access == nil {
 		a.ops.access = a.log
 	}
+	a.ops.direct = logbuf.DirectOf(a.ops.access.Handler())
 	if err := a.setupTracing(); err != nil {
 		return err
 	}
@@ -157,9 +162,15 @@ func (a *App) opsRoot(h http.Handler) http.Handler {
 
 // observe records a finished request: metrics, the access log and the
 // name of its span. The outermost layer defers it when ops.observe is set.
-func (a *App) observe(st *reqState, r *http.Request, res *echo.Response, start time.Time) {
-	end := time.Now()
-	d := end.Sub(start)
+func (a *App) observe(st *reqState, r *http.Request, res *echo.Response, start time.Duration) {
+	var end time.Time // read only for the access log
+	var d time.Duration
+	if a.cfg.Ops.AccessLog {
+		end = time.Now()
+		d = end.Sub(clockBase) - start
+	} else {
+		d = time.Since(clockBase) - start
+	}
 	status := res.Status
 	if status == 0 {
 		status = http.StatusOK // nothing written: net/http sends 200
@@ -169,7 +180,7 @@ func (a *App) observe(st *reqState, r *http.Request, res *echo.Response, start t
 		file = st.file.rel
 	}
 	if m := a.ops.metrics; m != nil {
-		m.request(file, r.Method, status, d)
+		m.request(st.file, r.Method, status, d) // ops_series.go
 	}
 	if a.cfg.Ops.AccessLog {
 		a.accessLog(r, st.id, file, status, res.Size, end, d)
@@ -179,12 +190,18 @@ func (a *App) observe(st *reqState, r *http.Request, res *echo.Response, start t
 	}
 }
 
-// startObserving counts a request in flight; observe counts it out.
-func (a *App) startObserving() time.Time {
+// clockBase is the origin of the requests' start times: a reading of
+// the monotonic clock alone (time.Since) costs less than time.Now, which
+// reads the wall clock too.
+var clockBase = time.Now()
+
+// startObserving counts a request in flight and returns its start (since
+// clockBase); observe counts it out.
+func (a *App) startObserving() time.Duration {
 	if m := a.ops.metrics; m != nil {
-		m.inflight.Inc()
+		m.inflight.Add(1)
 	}
-	return time.Now()
+	return time.Since(clockBase)
 }
 
 // drain is the first step of a graceful shutdown: the readiness check

@@ -92,7 +92,8 @@ func (b *Writer) Close() error {
 // Logs are two loggers writing the same format to one Writer: Main
 // writes each record at once (with whatever Bulk left in the buffer
 // before it, so the order holds), Bulk leaves its records in the buffer
-// (an access log's, one a request).
+// (an access log's, one a request; DirectOf its handler formats them
+// without slog).
 type Logs struct {
 	Main, Bulk *slog.Logger
 	w          *Writer
@@ -102,6 +103,9 @@ type Logs struct {
 // ("text" or "json"), on w.
 func New(w io.Writer, format string, level slog.Leveler) (*Logs, error) {
 	bw := NewWriter(w)
+	if level == nil {
+		level = slog.LevelInfo // as slog.HandlerOptions
+	}
 	opts := &slog.HandlerOptions{Level: level}
 	var h slog.Handler
 	switch format {
@@ -112,7 +116,8 @@ func New(w io.Writer, format string, level slog.Leveler) (*Logs, error) {
 	default:
 		return nil, fmt.Errorf("zealgo: log format %q: want text or json", format)
 	}
-	return &Logs{Main: slog.New(flushHandler{h, bw}), Bulk: slog.New(h), w: bw}, nil
+	bulk := bulkHandler{h, &Direct{w: bw, json: format == "json", level: level}}
+	return &Logs{Main: slog.New(flushHandler{h, bw}), Bulk: slog.New(bulk), w: bw}, nil
 }
 
 // Close writes what the buffer holds; later records are written at once.
