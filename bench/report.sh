@@ -49,7 +49,7 @@ write_summary() {
 	echo
 	echo "$head"
 	echo "$rule"
-	for srv in "ref:Echo, compiled" "node:$NODE" "z:zealgo, interpreted" "php:nginx + PHP-FPM (OPcache; static: nginx alone)"; do
+	for srv in "ref:Echo, compiled" "node:$NODE" "z:zealgo, interpreted" "b:zealgo build, compiled" "php:nginx + PHP-FPM (OPcache; static: nginx alone)"; do
 		line="| ${srv#*:} |"
 		for prefix in "${cols[@]}"; do
 			id=$prefix-${srv%%:*}

@@ -155,6 +155,15 @@ for c in "${BUILT[@]}"; do
 	go build -o "$WORK/bin/$c" "./bench/cmd/$c"
 done
 note_cmd "go build -o \$BIN/<cmd> ./bench/cmd/<cmd>   # ${BUILT[*]}"
+if want load; then
+	# The same application with every handler compiled (issue 18): zbench's
+	# own main, made by zealgo build from bench/app.
+	"$WORK/bin/zbench" build --root bench/app -o "$WORK/bin/zbench-built" >"$WORK/build.log" 2>&1
+	note_cmd "zbench build --root bench/app -o \$BIN/zbench-built"
+fi
+if want tree && [ "${TREE_BUILT:-1}" = 1 ]; then
+	log "treescale -built compiles the largest tree: a few minutes"
+fi
 
 # --- application root ----------------------------------------------------------
 ROOT=$WORK/root
@@ -165,8 +174,8 @@ awk 'BEGIN { for (i = 0; i < 4096; i++) printf "%c", (i % 64 == 63) ? 10 : 97 + 
 
 # --- servers ------------------------------------------------------------------
 # Each is started only when a section that was asked for uses it.
-ZPID="" OPID="" JPID="" RPID="" NPID="" FPID="" XPID=""
-ZPORT="" OPORT="" OMPORT="" JPORT="" RPORT="" NPORT="" PPORT=""
+ZPID="" OPID="" JPID="" RPID="" NPID="" FPID="" XPID="" BPID=""
+ZPORT="" OPORT="" OMPORT="" JPORT="" RPORT="" NPORT="" PPORT="" BPORT=""
 if want load || want ops || want tasks || want reload; then
 	ZPORT=$(free_port)
 	"$WORK/bin/zbench" serve --root "$ROOT" --addr "127.0.0.1:$ZPORT" --task-workers 2 --nats off >"$WORK/zbench.log" 2>&1 &
@@ -201,6 +210,12 @@ if want load; then
 	note_cmd "ref --addr 127.0.0.1:\$RPORT --root \$ROOT"
 	wait_port "$RPORT"
 	log "reference pid $RPID port $RPORT"
+	BPORT=$(free_port)
+	"$WORK/bin/zbench-built" serve --root "$ROOT" --addr "127.0.0.1:$BPORT" --task-workers 2 --nats off --data "$WORK/built-data" >"$WORK/zbench-built.log" 2>&1 &
+	BPID=$!; PIDS+=("$BPID")
+	note_cmd "zbench-built serve --root \$ROOT --addr 127.0.0.1:\$BPORT --task-workers 2 --nats off"
+	wait_port "$BPORT"
+	log "built pid $BPID port $BPORT"
 	if want_peer node; then start_node; fi
 	if want_peer php; then start_php; fi
 fi
@@ -219,21 +234,25 @@ PHP="nginx + PHP-FPM (OPcache)"
 ALL_ROWS=(
 	"hello-ref|0. JSON /api/hello|bare Echo, handler compiled (reference)|$RPORT|/api/hello||$CONNS"
 	"hello-z|0. JSON /api/hello|zealgo, handler interpreted|$ZPORT|/api/hello|hello-ref|$CONNS"
+	"hello-b|0. JSON /api/hello|zealgo build, handler compiled|$BPORT|/api/hello|hello-ref|$CONNS"
 	"hello-node|0. JSON /api/hello|$NODE|$NPORT|/api/hello|hello-ref|$CONNS"
 	"hello-php|0. JSON /api/hello|$PHP|$PPORT|/api/hello|hello-ref|$CONNS"
 	"get-ref|1. JSON /api/php/get?a=1&b=two|bare Echo, handler compiled (reference)|$RPORT|/api/php/get?a=1&b=two||$CONNS"
 	"get-z|1. JSON /api/php/get?a=1&b=two|zealgo, handler interpreted|$ZPORT|/api/php/get?a=1&b=two|get-ref|$CONNS"
 	"get-ops|1. JSON /api/php/get?a=1&b=two|zealgo, handler interpreted, metrics and JSON access log on (ratio to the row above it)|$OPORT|/api/php/get?a=1&b=two|get-z|$CONNS"
 	"get-h|1. JSON /api/php/get?a=1&b=two|zealgo, body in a compiled helper (the floor: framework + one interpreted call)|$ZPORT|/api/bench/gethelper?a=1&b=two|get-ref|$CONNS"
+	"get-b|1. JSON /api/php/get?a=1&b=two|zealgo build, handler compiled|$BPORT|/api/php/get?a=1&b=two|get-ref|$CONNS"
 	"get-node|1. JSON /api/php/get?a=1&b=two|$NODE|$NPORT|/api/php/get?a=1&b=two|get-ref|$CONNS"
 	"get-php|1. JSON /api/php/get?a=1&b=two|$PHP|$PPORT|/api/php/get?a=1&b=two|get-ref|$CONNS"
 	"work-ref|2. build + JSON-encode 100 records|bare Echo, compiled (reference)|$RPORT|/api/bench/work||$CONNS"
 	"work-z|2. build + JSON-encode 100 records|zealgo, loop interpreted|$ZPORT|/api/bench/work|work-ref|$CONNS"
 	"work-h|2. build + JSON-encode 100 records|zealgo, loop in a compiled helper (Provide)|$ZPORT|/api/bench/helper|work-ref|$CONNS"
+	"work-b|2. build + JSON-encode 100 records|zealgo build, loop compiled|$BPORT|/api/bench/work|work-ref|$CONNS"
 	"work-node|2. build + JSON-encode 100 records|$NODE|$NPORT|/api/bench/work|work-ref|$CONNS"
 	"work-php|2. build + JSON-encode 100 records|$PHP|$PPORT|/api/bench/work|work-ref|$CONNS"
 	"static-ref|3. static 4 KiB file|bare Echo static (reference)|$RPORT|/file4k.txt||$CONNS"
 	"static-z|3. static 4 KiB file|zealgo public/|$ZPORT|/file4k.txt|static-ref|$CONNS"
+	"static-b|3. static 4 KiB file|zealgo build public/|$BPORT|/file4k.txt|static-ref|$CONNS"
 	"static-node|3. static 4 KiB file|$NODE, stat + fs.createReadStream|$NPORT|/file4k.txt|static-ref|$CONNS"
 	"static-php|3. static 4 KiB file|nginx static (sendfile, no PHP)|$PPORT|/file4k.txt|static-ref|$CONNS"
 )
@@ -400,6 +419,13 @@ if want tree; then
 	log "tree scale: $SIZES files, cap $CAP"
 	TREE=$("$WORK/bin/treescale" -bin "$WORK/bin/zbench" -sizes "$SIZES" -cap "$CAP")
 	note_cmd "treescale -bin \$BIN/zbench -sizes $SIZES -cap $CAP"
+	if [ "${TREE_BUILT:-1}" = 1 ]; then
+		# The largest tree again, every file compiled by zealgo build (from the repository root).
+		BIG=${SIZES##*,}
+		TREE_B=$("$WORK/bin/treescale" -built -bin "$WORK/bin/zbench" -sizes "$BIG" -cap 0)
+		TREE="$TREE"$'\n\n'"The same tree of $BIG files compiled by \`zealgo build\` (no interpreter):"$'\n\n'"$TREE_B"
+		note_cmd "treescale -built -bin \$BIN/zbench -sizes $BIG -cap 0"
+	fi
 fi
 
 # --- 7. shared package ----------------------------------------------------------------
