@@ -2,11 +2,9 @@ package host
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -15,6 +13,7 @@ import (
 	"syscall"
 	"text/tabwriter"
 
+	"github.com/zealgo/zealgo/internal/buildgen"
 	"github.com/zealgo/zealgo/interp"
 )
 
@@ -320,29 +319,9 @@ func pageURL(u string) string {
 	return u
 }
 
-// goFiles lists the .go files below dir, sorted; none if dir is missing.
-func goFiles(dir string) ([]string, error) {
-	var out []string
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			if errors.Is(err, fs.ErrNotExist) && p == dir {
-				return fs.SkipDir
-			}
-			return err
-		}
-		if d.IsDir() && strings.HasPrefix(d.Name(), ".") && p != dir {
-			return fs.SkipDir
-		}
-		if !d.IsDir() && strings.HasSuffix(p, ".go") && !strings.HasSuffix(p, "_test.go") {
-			out = append(out, p)
-		}
-		return nil
-	})
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	return out, err
-}
+// goFiles lists the .go files below dir, sorted, as zealgo build
+// compiles them; none if dir is missing.
+var goFiles = buildgen.GoFiles
 
 func firstLine(s string) string {
 	if i := strings.IndexByte(s, '\n'); i >= 0 {

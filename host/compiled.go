@@ -265,27 +265,7 @@ func (c compiledVars) Position(name string) token.Position {
 func (c compiledVars) rel() string { return c.f.Path }
 
 // mayDetach is App.mayDetach for a compiled file.
-func (c compiledVars) mayDetach(a *App) bool {
-	if c.f.GoStmt {
-		return true
-	}
-	for _, p := range c.f.Imports {
-		if !a.compiledImport(p) {
-			return true
-		}
-	}
-	return false
-}
+func (c compiledVars) mayDetach(a *App) bool { return c.f.GoStmt || a.importsSource(c.f.Imports) }
 
 // needsInput is App.needsInput for a compiled file.
-func (c compiledVars) needsInput(a *App) bool {
-	if c.f.NamesInput {
-		return true
-	}
-	for _, p := range c.f.Imports {
-		if !a.compiledImport(p) {
-			return true
-		}
-	}
-	return false
-}
+func (c compiledVars) needsInput(a *App) bool { return c.f.NamesInput || a.importsSource(c.f.Imports) }

@@ -58,13 +58,9 @@ func (a *App) outer(st *reqState, w http.ResponseWriter, r *http.Request, next h
 
 // recoverOuter, deferred by outer, answers a panic that reached it.
 func (a *App) recoverOuter(st *reqState, r *http.Request) {
-	p := recover()
-	if p == nil {
+	pi := caught(recover())
+	if pi == nil {
 		return
-	}
-	pi := recovered(p)
-	if pi.value == http.ErrAbortHandler {
-		panic(http.ErrAbortHandler)
 	}
 	a.log.Error("panic", "request_id", st.id, "path", r.URL.Path, "panic", pi.desc, "stack", pi.stack())
 	if !st.res.Committed {
@@ -205,13 +201,9 @@ func (a *App) invoke(w http.ResponseWriter, r *http.Request) {
 // the response has begun it cuts the connection instead, so that the
 // client cannot take part of a response for a whole one.
 func (a *App) recoverHandler(api *API, st *reqState) {
-	p := recover()
-	if p == nil {
+	pi := caught(recover())
+	if pi == nil {
 		return
-	}
-	pi := recovered(p)
-	if pi.value == http.ErrAbortHandler {
-		panic(http.ErrAbortHandler)
 	}
 	res, r := api.Res, api.r
 	ab, bad := pi.value.(inputAbort)

@@ -350,20 +350,40 @@ var inputFields = map[string]bool{"Input": true, "Post": true, "Form": true, "Po
 // read them on the file's behalf. Other files read the body on first use
 // through a method, or never.
 func (a *App) needsInput(f *ast.File) bool {
-	if f == nil {
-		return true
-	}
-	for _, imp := range f.Imports {
-		path, err := strconv.Unquote(imp.Path.Value)
-		if err == nil && !a.compiledImport(path) {
+	return f == nil || a.importsSource(importPaths(f)) || holds(f, func(n ast.Node) bool {
+		id, ok := n.(*ast.Ident)
+		return ok && inputFields[id.Name]
+	})
+}
+
+// importsSource reports whether one of paths is a package interpreted
+// from source (neither the standard library nor a registered symbol
+// table).
+func (a *App) importsSource(paths []string) bool {
+	for _, p := range paths {
+		if !a.compiledImport(p) {
 			return true
 		}
 	}
+	return false
+}
+
+// importPaths returns the import paths of f.
+func importPaths(f *ast.File) []string {
+	var out []string
+	for _, imp := range f.Imports {
+		if path, err := strconv.Unquote(imp.Path.Value); err == nil {
+			out = append(out, path)
+		}
+	}
+	return out
+}
+
+// holds reports whether a node of f matches.
+func holds(f *ast.File, match func(ast.Node) bool) bool {
 	found := false
 	ast.Inspect(f, func(n ast.Node) bool {
-		if id, ok := n.(*ast.Ident); ok && inputFields[id.Name] {
-			found = true
-		}
+		found = found || n != nil && match(n)
 		return !found
 	})
 	return found
@@ -389,21 +409,8 @@ func (a *App) compiledImport(path string) bool {
 // mayDetach reports whether a file may start goroutines: it holds a go
 // statement, or imports a package that is interpreted from source.
 func (a *App) mayDetach(f *ast.File) bool {
-	if f == nil {
-		return true
-	}
-	for _, imp := range f.Imports {
-		path, err := strconv.Unquote(imp.Path.Value)
-		if err == nil && !a.compiledImport(path) {
-			return true
-		}
-	}
-	found := false
-	ast.Inspect(f, func(n ast.Node) bool {
-		if _, ok := n.(*ast.GoStmt); ok {
-			found = true
-		}
-		return !found
+	return f == nil || a.importsSource(importPaths(f)) || holds(f, func(n ast.Node) bool {
+		_, ok := n.(*ast.GoStmt)
+		return ok
 	})
-	return found
 }

@@ -32,6 +32,20 @@ type panicInfo struct {
 // deferred func that recovered p. A panic that crossed no interpreted
 // frame (a fault of compiled code) gets the compiled frames of the stack
 // that panicked.
+// caught is recovered for what a deferred recover() of the request path
+// returned: nil for no panic, and http.ErrAbortHandler panicked again,
+// for net/http to cut the connection as it does.
+func caught(p any) *panicInfo {
+	if p == nil {
+		return nil
+	}
+	pi := recovered(p)
+	if pi.value == http.ErrAbortHandler {
+		panic(http.ErrAbortHandler)
+	}
+	return pi
+}
+
 func recovered(p any) *panicInfo {
 	v, frames := interp.Recovered(p)
 	if frames == nil && isCompiled() {

@@ -117,7 +117,7 @@ func (g *generator) parseModule() (*modfile.File, error) {
 // addTree adds the handler, page and task files of the tree at root.
 func (g *generator) addTree(root string) error {
 	for _, dir := range []string{"api", "public", "task"} {
-		paths, err := goFiles(filepath.Join(root, dir))
+		paths, err := GoFiles(filepath.Join(root, dir))
 		if err != nil {
 			return fmt.Errorf("zealgo: build: %w", err)
 		}
@@ -263,9 +263,10 @@ func splitPos(s string) (token.Position, string, bool) {
 	return token.Position{Filename: parts[0], Line: line, Column: col}, strings.TrimSpace(parts[3]), true
 }
 
-// goFiles lists the .go files below dir, sorted, as the host does: no
-// test files, no directory whose name starts with a dot.
-func goFiles(dir string) ([]string, error) {
+// GoFiles lists the .go files below dir, sorted, as the host serves them:
+// no test files, no directory whose name starts with a dot; none if dir is
+// missing.
+func GoFiles(dir string) ([]string, error) {
 	var out []string
 	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
