@@ -54,9 +54,9 @@
 //     static.go) and goes no further: no router, no limit, no
 //     interpreter, and its bytes reach the connection's ReadFrom
 //     (sendfile). Every other request runs under the execution limit
-//     (serveLimited, exectime.go: its handler on a reused worker
-//     goroutine, the request's goroutine answering 503 when the state's
-//     timer fires first), gets its frame headers and body and
+//     (serveLimited, exectime.go: its handler on the request's own
+//     goroutine, the state's timer answering 503 and closing the
+//     connection when it fires first), gets its frame headers and body and
 //     write deadlines (applyEdge, edge.go), and has a panic anywhere
 //     below turned into a 500 internal_error. Then the cross-origin
 //     protection (crossOrigin, edge.go) refuses unsafe requests that

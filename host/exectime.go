@@ -2,9 +2,11 @@ package host
 
 import (
 	"bufio"
+	"cmp"
 	"fmt"
 	"net"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -33,102 +35,138 @@ import (
 const codeServiceUnavailable = "service_unavailable"
 
 // serveLimited serves a request under Config.MaxExecutionTime. The
-// handler runs on a worker goroutine (limitWorker) while the request's
-// goroutine waits for it or for the state's timer, made once per state
-// and reset for each request. Past the limit, before the response
-// started, the request's goroutine answers 503 and returns, so that its
-// connection is done (it closes, and a graceful shutdown need not wait
-// for it), and leaves the handler running on its worker, its writes
-// dropped; the state is then not reused.
+// handler runs on the request's own goroutine, under the state's timer
+// (made once per state, reset for each request): no goroutine and no
+// hand-off per request. When the timer fires before the response
+// started, its goroutine answers 503 (expire) and takes the connection
+// away from the handler: the response is flushed and the connection
+// hijacked and closed, so that it is done (a graceful shutdown need not
+// wait for it) while the handler runs on, its writes dropped; the state is
+// then not reused.
 func (a *App) serveLimited(st *reqState, w http.ResponseWriter, r *http.Request, next http.Handler) {
 	l := st.lim
-	l.on, l.a, l.st, l.r, l.next, l.limit = true, a, st, r, next, a.cfg.MaxExecutionTime
+	l.on, l.a, l.st, l.r, l.w, l.limit = true, a, st, r, w, a.cfg.MaxExecutionTime
 	l.lw.reset(w)
 	l.late.state.Store(running)
 	if l.timer == nil {
-		l.timer = time.NewTimer(l.limit)
-		l.done = make(chan any, 1)
+		l.fired = make(chan struct{}, 1)
+		l.timer = time.AfterFunc(l.limit, l.expire)
 	} else {
 		l.timer.Reset(l.limit)
 	}
-	startWorker(l)
-	select {
-	case p := <-l.done:
-		l.timer.Stop()
-		l.lw.finish(p)
-		return
-	case <-l.timer.C:
+	p := l.run(next)
+	if !l.timer.Stop() {
+		<-l.fired // expire has run: what it wrote happened before this
+		if l.lw.expired {
+			return // answered 503; a panic past the limit has been logged
+		}
 	}
-	if !l.lw.expire() { // the response has started: it runs to its end
-		l.lw.finish(<-l.done)
-		return
-	}
-	l.keep = true // the handler runs on with the state
-	l.late.arm(a, r, l.limit, lateGrace(l.limit))
-	st.cancel()
-	unblockBody(w)
-	a.log.Warn("request past the execution time limit: 503", "method", r.Method, "path", r.URL.Path, "limit", l.limit)
-	a.writeTimeout(w, r, l.limit)
+	l.lw.finish(p)
 }
 
 // limitState is the execution limit of one request, part of its state.
 type limitState struct {
-	on    bool        // the request runs under the limit
-	keep  bool        // the limit passed: the state is not reused
-	timer *time.Timer // the limit
-	done  chan any    // what the handler panicked with, or nil, when it returns
+	on    bool          // the request runs under the limit
+	keep  bool          // the limit passed: the state is not reused
+	timer *time.Timer   // the limit; runs expire
+	fired chan struct{} // expire has run
 	lw    limitWriter
 	late  lateWatch
 
-	// The call the worker makes.
+	// The request under the limit.
 	a     *App
 	st    *reqState
 	r     *http.Request
-	next  http.Handler
+	w     http.ResponseWriter
 	limit time.Duration
 }
 
-// run is the handler's call on its worker.
-func (l *limitState) run() {
+// run calls the handler and returns what it panicked with, or nil.
+func (l *limitState) run(next http.Handler) (p any) {
 	defer func() {
-		p := recover()
+		p = recover()
 		l.late.end()
-		l.done <- p
-	}()
-	l.a.outer(l.st, &l.lw, l.r, l.next)
-}
-
-// limitWorker is a goroutine that runs handlers under the limit, one
-// after the other: reused, its stack stays the size the interpreter needs
-// and a request costs no goroutine of its own. A worker whose handler is
-// late stays with it.
-type limitWorker struct{ calls chan *limitState }
-
-// idleWorkers holds the workers waiting for a call; a worker that finds
-// it full ends.
-var idleWorkers = make(chan *limitWorker, 256)
-
-// startWorker hands l's call to an idle worker, or a new one.
-func startWorker(l *limitState) {
-	var w *limitWorker
-	select {
-	case w = <-idleWorkers:
-	default:
-		w = &limitWorker{calls: make(chan *limitState, 1)}
-		go w.serve()
-	}
-	w.calls <- l
-}
-
-func (w *limitWorker) serve() {
-	for l := range w.calls {
-		l.run()
-		select {
-		case idleWorkers <- w:
-		default:
-			return
+		if p != nil && p != http.ErrAbortHandler && l.lw.isExpired() {
+			// The client has its 503: nobody else will hear of this panic.
+			l.a.log.Error("panic past the execution time limit", "path", l.r.URL.Path, "panic", recovered(p).desc)
 		}
+	}()
+	l.a.outer(l.st, &l.lw, l.r, next)
+	return nil
+}
+
+// expire runs on the timer's goroutine when the limit passes. Unless the
+// response has started (it then runs to its end), it answers 503 on the
+// connection, which the handler can no longer write to, and closes it.
+func (l *limitState) expire() {
+	defer func() { l.fired <- struct{}{} }()
+	if !l.lw.expire() {
+		return
 	}
+	a, r, w := l.a, l.r, l.w
+	l.keep = true // the handler runs on with the state
+	l.late.arm(a, r, l.limit, lateGrace(l.limit))
+	l.st.cancel()
+	unblockBody(w)
+	a.log.Warn("request past the execution time limit: 503", "method", r.Method, "path", r.URL.Path, "limit", l.limit)
+	var rec answerBuffer // whole, so that it can go out with its length before the close
+	a.writeTimeout(&rec, r, l.limit)
+	rec.sendTo(w)
+	closeConn(w)
+}
+
+// answerBuffer holds a whole response (the 503 of the limit), sent at
+// once with its Content-Length.
+type answerBuffer struct {
+	h    http.Header
+	code int
+	body []byte
+}
+
+func (b *answerBuffer) Header() http.Header {
+	if b.h == nil {
+		b.h = make(http.Header)
+	}
+	return b.h
+}
+
+func (b *answerBuffer) WriteHeader(code int) {
+	if b.code == 0 {
+		b.code = code
+	}
+}
+
+func (b *answerBuffer) Write(p []byte) (int, error) {
+	b.WriteHeader(http.StatusOK)
+	b.body = append(b.body, p...)
+	return len(p), nil
+}
+
+// sendTo writes the response held on w.
+func (b *answerBuffer) sendTo(w http.ResponseWriter) {
+	dst := w.Header()
+	for k, v := range b.h {
+		dst[k] = v
+	}
+	dst["Content-Length"] = []string{strconv.Itoa(len(b.body))}
+	w.WriteHeader(cmp.Or(b.code, http.StatusOK))
+	_, _ = w.Write(b.body)
+}
+
+// closeConn sends what was written on w and closes its connection
+// (HTTP/1; over HTTP/2, where a connection cannot be hijacked, the
+// stream ends when the handler returns).
+func closeConn(w http.ResponseWriter) {
+	rc := http.NewResponseController(w)
+	if rc.Flush() != nil {
+		return
+	}
+	conn, buf, err := rc.Hijack()
+	if err != nil {
+		return
+	}
+	_ = buf.Flush()
+	_ = conn.Close()
 }
 
 // unblockBody, called before a 503 for a handler still running, makes
@@ -250,6 +288,13 @@ func (lw *limitWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 
 // Unwrap lets http.ResponseController reach the connection's deadlines.
 func (lw *limitWriter) Unwrap() http.ResponseWriter { return lw.w }
+
+// isExpired reports whether the limit answered the request.
+func (lw *limitWriter) isExpired() bool {
+	lw.mu.Lock()
+	defer lw.mu.Unlock()
+	return lw.expired
+}
 
 // expire marks the response answered by the limit, unless it has started.
 func (lw *limitWriter) expire() bool {
