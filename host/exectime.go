@@ -109,9 +109,7 @@ func (l *limitState) expire() {
 	l.st.cancel()
 	unblockBody(w)
 	a.log.Warn("request past the execution time limit: 503", "method", r.Method, "path", r.URL.Path, "limit", l.limit)
-	var rec answerBuffer // whole, so that it can go out with its length before the close
-	a.writeTimeout(&rec, r, l.limit)
-	rec.sendTo(w)
+	a.writeTimeout(w, r, l.limit)
 	closeConn(w)
 }
 
@@ -182,24 +180,27 @@ func unblockBody(w http.ResponseWriter) {
 
 // writeTimeout answers a request past its limit with 503, through the
 // outermost layer (a request id, the error page for pages), in a state of
-// its own.
+// its own. The answer is made whole first and sent with its length, so
+// that it is complete when the connection closes after it.
 func (a *App) writeTimeout(w http.ResponseWriter, r *http.Request, limit time.Duration) {
 	e := errorf(http.StatusServiceUnavailable, codeServiceUnavailable, "the handler did not answer within %s", limit)
 	st := a.takeState(r)
-	a.outer(st, w, r.WithContext(st), http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	var ans answerBuffer
+	a.outer(st, &ans, r.WithContext(st), http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !isAPIPath(r.URL.Path) {
 			a.newPublicWriter(w, r) // errors outside /api/ are pages
 		}
 		writeError(w, r, e)
 	}))
 	a.putState(st)
+	ans.sendTo(w)
 }
 
 // limitWriter is the response writer of a handler under the execution
 // limit. Until the response starts, the header is its own; once the limit
 // has passed (expired), the handler's writes are dropped with
-// http.ErrHandlerTimeout, since the request has been answered and the
-// connection may already serve the next one.
+// http.ErrHandlerTimeout, since the request has been answered and its
+// connection closed.
 type limitWriter struct {
 	w http.ResponseWriter
 	h http.Header

@@ -109,7 +109,7 @@ func compiledPanicFrames() []interp.Frame {
 		case !inFile && fr.Function != "" && !strings.HasPrefix(fr.Function, "runtime."):
 			// compiled code the file called, where the panic began (once
 			// in the file, compiled frames are left out, as interpreted)
-			out = append(out, interp.Frame{File: lastTwo(fr.File), Line: fr.Line, Func: fr.Function[strings.LastIndexByte(fr.Function, '/')+1:], Compiled: true})
+			out = append(out, interp.CompiledFrame(fr))
 		}
 		if !more {
 			break
@@ -119,17 +119,4 @@ func compiledPanicFrames() []interp.Frame {
 		return nil
 	}
 	return out
-}
-
-// lastTwo shortens a path to its directory and file name, as the
-// interpreter's trace names compiled frames.
-func lastTwo(path string) string {
-	i := strings.LastIndexByte(path, '/')
-	if i <= 0 {
-		return path
-	}
-	if j := strings.LastIndexByte(path[:i], '/'); j >= 0 {
-		return path[j+1:]
-	}
-	return path
 }

@@ -172,7 +172,7 @@ func compiledOrigin() []Frame {
 		case isInterpreterFrame(fr.Function):
 			return out
 		case !strings.HasPrefix(fr.Function, "runtime."):
-			out = append(out, Frame{File: shortFile(fr.File), Line: fr.Line, Func: shortFunc(fr.Function), Compiled: true})
+			out = append(out, CompiledFrame(fr))
 		}
 		if !more {
 			return nil // no interpreter frame below: not a panic of interpreted code
@@ -184,6 +184,12 @@ func compiledOrigin() []Frame {
 // machinery that runs interpreted code: reflect or Yaegi.
 func isInterpreterFrame(fn string) bool {
 	return strings.HasPrefix(fn, "reflect.") || strings.HasPrefix(fn, "github.com/traefik/yaegi/")
+}
+
+// CompiledFrame names a frame of compiled code as a trace does: the last
+// directory and name of its file, its function without the import path.
+func CompiledFrame(fr runtime.Frame) Frame {
+	return Frame{File: shortFile(fr.File), Line: fr.Line, Func: shortFunc(fr.Function), Compiled: true}
 }
 
 // shortFile keeps the last directory and the name of a source file path:
@@ -226,7 +232,7 @@ func PanicFrames(skip int) []Frame {
 		case fr.Function == "runtime.gopanic":
 			out = out[:0] // the frames above it are the recovering ones
 		case fr.Function != "" && !isInterpreterFrame(fr.Function) && !strings.HasPrefix(fr.Function, "runtime."):
-			out = append(out, Frame{File: shortFile(fr.File), Line: fr.Line, Func: shortFunc(fr.Function), Compiled: true})
+			out = append(out, CompiledFrame(fr))
 		}
 		if !more {
 			return out

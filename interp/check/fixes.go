@@ -278,28 +278,10 @@ func (fc *fileCheck) errorfArgs(call *ast.CallExpr) {
 // the format uses explicit indexes.
 func wrapVerbs(format string) []int {
 	var out []int
-	arg := 0
-	for i := 0; i < len(format); i++ {
-		if format[i] != '%' {
-			continue
+	for _, v := range formatVerbs(format) {
+		if v.verb == 'w' {
+			out = append(out, v.arg)
 		}
-		i++
-		for i < len(format) && strings.IndexByte("+-# 0123456789.*[]", format[i]) >= 0 {
-			switch format[i] {
-			case '*':
-				arg++
-			case '[':
-				return nil
-			}
-			i++
-		}
-		if i >= len(format) || format[i] == '%' {
-			continue
-		}
-		if format[i] == 'w' {
-			out = append(out, arg)
-		}
-		arg++
 	}
 	return out
 }
