@@ -244,7 +244,7 @@ type timeoutJSON struct{ http.ResponseWriter }
 
 func (w *timeoutJSON) WriteHeader(code int) {
 	if code == http.StatusServiceUnavailable && w.Header().Get("Content-Type") == "" {
-		unblockBody(w.ResponseWriter)
+		unblockBody(w.ResponseWriter, true)
 		w.Header().Set("Content-Type", "application/json")
 	}
 	w.ResponseWriter.WriteHeader(code)

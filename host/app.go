@@ -12,6 +12,7 @@ import (
 	"sync"
 
 	"github.com/labstack/echo/v4"
+	"github.com/zealgo/zealgo/internal/gcfloor"
 	"github.com/zealgo/zealgo/internal/sessionstore"
 	"github.com/zealgo/zealgo/internal/taskpool"
 	"github.com/zealgo/zealgo/internal/tmplset"
@@ -269,6 +270,7 @@ func (a *App) Serve(ctx context.Context, ln net.Listener) error {
 	srv := &http.Server{Handler: h, Addr: ln.Addr().String(), ErrorLog: slog.NewLogLogger(a.log.Handler(), slog.LevelWarn),
 		ReadHeaderTimeout: max(a.cfg.ReadHeaderTimeout, 0), IdleTimeout: max(a.cfg.IdleTimeout, 0)}
 	a.server.http = srv
+	defer gcfloor.Start(a.cfg.GCFloor)()
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	select {

@@ -168,6 +168,10 @@ type compiledSource[T any] struct {
 	build func(fileVars) (T, error)
 	mu    sync.Mutex
 	built map[*CompiledFile]*compiledResult[T]
+	// byPath holds, by path, the result of each file that is the only one
+	// registered at its path: it cannot change, so that a request finds
+	// it with no lock.
+	byPath sync.Map // string -> *compiledResult[T]
 }
 
 type compiledResult[T any] struct {
@@ -182,6 +186,10 @@ func newCompiledSource[T any](a *App, build func(fileVars) (T, error)) *compiled
 
 // Get returns the file at path, an absolute path below the root.
 func (s *compiledSource[T]) Get(path string) (T, error) {
+	if r, ok := s.byPath.Load(path); ok {
+		r := r.(*compiledResult[T])
+		return r.v, r.err
+	}
 	var zero T
 	cf, err := s.a.pickCompiled(path)
 	if err != nil {
@@ -194,6 +202,11 @@ func (s *compiledSource[T]) Get(path string) (T, error) {
 		s.built[cf] = r
 	}
 	s.mu.Unlock()
+	defer func() {
+		if !cf.MatchSource && len(compiledFor(cf.Path)) == 1 {
+			s.byPath.Store(path, r)
+		}
+	}()
 	r.once.Do(func() {
 		if cf.Err != "" {
 			r.err = &interp.Error{File: cf.Path, Line: cf.ErrLine, Col: cf.ErrCol, Msg: cf.Err,

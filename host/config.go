@@ -126,6 +126,13 @@ type Config struct {
 	// one takes over (supervise.go). Default 4 GiB; 0: no bound. A process
 	// not under the supervisor ignores it.
 	MemoryLimit int64
+	// GCFloor is the least heap goal of the garbage collector while the
+	// application serves (Serve): a process whose live heap is small
+	// collects when its heap reaches GCFloor rather than after every few
+	// megabytes, which costs several percent of CPU at a high request
+	// rate (internal/gcfloor). A live heap of half of it or more is
+	// collected as GOGC says. Default 32 MiB; 0: Go's own policy.
+	GCFloor int64
 	// MaxLoadedFiles bounds how many compiled files (each an interpreter)
 	// stay in memory, for each of api/ and public/ (and task/ in each task
 	// worker): loading one more unloads the least recently used, which is
@@ -221,5 +228,6 @@ func defaultConfig() Config {
 		Ops:                 defaultOpsConfig(),
 		MaxExecutionTime:    30 * time.Second,
 		MemoryLimit:         4 << 30,
+		GCFloor:             32 << 20,
 	}
 }

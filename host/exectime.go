@@ -46,7 +46,7 @@ const codeServiceUnavailable = "service_unavailable"
 func (a *App) serveLimited(st *reqState, w http.ResponseWriter, r *http.Request, next http.Handler) {
 	l := st.lim
 	l.on, l.a, l.st, l.r, l.w, l.limit = true, a, st, r, w, a.cfg.MaxExecutionTime
-	l.lw.reset(w)
+	l.lw.reset(w, r.ProtoMajor == 1 && hijackable(w))
 	l.late.state.Store(running)
 	if l.timer == nil {
 		l.fired = make(chan struct{}, 1)
@@ -107,9 +107,14 @@ func (l *limitState) expire() {
 	l.keep = true // the handler runs on with the state
 	l.late.arm(a, r, l.limit, lateGrace(l.limit))
 	l.st.cancel()
-	unblockBody(w)
+	unblockBody(w, !l.lw.direct)
 	a.log.Warn("request past the execution time limit: 503", "method", r.Method, "path", r.URL.Path, "limit", l.limit)
-	a.writeTimeout(w, r, l.limit)
+	ans := a.timeoutAnswer(r, l.limit)
+	if l.lw.direct {
+		ans.sendRaw(w, r.Method == http.MethodHead)
+		return
+	}
+	ans.sendTo(w)
 	closeConn(w)
 }
 
@@ -138,6 +143,38 @@ func (b *answerBuffer) Write(p []byte) (int, error) {
 	b.WriteHeader(http.StatusOK)
 	b.body = append(b.body, p...)
 	return len(p), nil
+}
+
+// answerRequest returns, for the 503 made on the timer's goroutine, a
+// request with what answering reads of r: not a copy of r, whose body and
+// form the handler, still running, may be setting.
+func answerRequest(r *http.Request) *http.Request {
+	return &http.Request{Method: r.Method, URL: r.URL, Proto: r.Proto, ProtoMajor: r.ProtoMajor, ProtoMinor: r.ProtoMinor,
+		Header: r.Header, Body: http.NoBody, Host: r.Host, RemoteAddr: r.RemoteAddr, RequestURI: r.RequestURI, TLS: r.TLS}
+}
+
+// sendRaw takes the connection of w over (hijacks it), writes the
+// response held on it and closes it: for a handler that shares w's header
+// map and may still be using it, net/http cannot be asked to send it. A
+// response to HEAD has no body.
+func (b *answerBuffer) sendRaw(w http.ResponseWriter, head bool) {
+	conn, buf, err := http.NewResponseController(w).Hijack()
+	if err != nil {
+		return
+	}
+	defer conn.Close()
+	h := b.Header()
+	h["Content-Length"] = []string{strconv.Itoa(len(b.body))}
+	h["Connection"] = []string{"close"}
+	h["Date"] = []string{time.Now().UTC().Format(http.TimeFormat)}
+	code := cmp.Or(b.code, http.StatusOK)
+	fmt.Fprintf(buf, "HTTP/1.1 %03d %s\r\n", code, http.StatusText(code))
+	_ = h.Write(buf)
+	_, _ = buf.WriteString("\r\n")
+	if !head {
+		_, _ = buf.Write(b.body)
+	}
+	_ = buf.Flush()
 }
 
 // sendTo writes the response held on w.
@@ -172,56 +209,87 @@ func closeConn(w http.ResponseWriter) {
 // the past), so that a handler blocked reading a body that does not come
 // returns instead of running on late (net/http also waits for that read
 // before it sends the 503). The connection, whose reads now fail, closes
-// after the response.
-func unblockBody(w http.ResponseWriter) {
+// after the response; with closeHeader, its header says so (a header map
+// the handler may still be using is left alone).
+func unblockBody(w http.ResponseWriter, closeHeader bool) {
 	_ = http.NewResponseController(w).SetReadDeadline(time.Now())
-	w.Header().Set("Connection", "close")
+	if closeHeader {
+		w.Header().Set("Connection", "close")
+	}
 }
 
-// writeTimeout answers a request past its limit with 503, through the
+// hijackable reports whether the connection of w can be taken over (an
+// HTTP/1 connection), looking through wrappers as
+// http.ResponseController does.
+func hijackable(w http.ResponseWriter) bool {
+	for {
+		switch x := w.(type) {
+		case http.Hijacker:
+			return true
+		case interface{ Unwrap() http.ResponseWriter }:
+			w = x.Unwrap()
+		default:
+			return false
+		}
+	}
+}
+
+// timeoutAnswer makes the 503 of a request past its limit, through the
 // outermost layer (a request id, the error page for pages), in a state of
-// its own. The answer is made whole first and sent with its length, so
-// that it is complete when the connection closes after it.
-func (a *App) writeTimeout(w http.ResponseWriter, r *http.Request, limit time.Duration) {
+// its own. The answer is made whole, to be sent with its length, so that
+// it is complete when the connection closes after it.
+func (a *App) timeoutAnswer(r *http.Request, limit time.Duration) *answerBuffer {
 	e := errorf(http.StatusServiceUnavailable, codeServiceUnavailable, "the handler did not answer within %s", limit)
+	r = answerRequest(r)
 	st := a.takeState(r)
-	var ans answerBuffer
-	a.outer(st, &ans, r.WithContext(st), http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	ans := new(answerBuffer)
+	a.outer(st, ans, r.WithContext(st), http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !isAPIPath(r.URL.Path) {
 			a.newPublicWriter(w, r) // errors outside /api/ are pages
 		}
 		writeError(w, r, e)
 	}))
 	a.putState(st)
-	ans.sendTo(w)
+	return ans
 }
 
 // limitWriter is the response writer of a handler under the execution
-// limit. Until the response starts, the header is its own; once the limit
-// has passed (expired), the handler's writes are dropped with
-// http.ErrHandlerTimeout, since the request has been answered and its
-// connection closed.
+// limit. Once the limit has passed (expired), the handler's writes are
+// dropped with http.ErrHandlerTimeout, since the request has been
+// answered and its connection closed. On an HTTP/1 connection (direct),
+// the handler sets the header of w itself, since the 503 is then written
+// on the connection taken over (sendRaw); otherwise (HTTP/2), the header
+// is its own until the response starts, and copied then.
 type limitWriter struct {
-	w http.ResponseWriter
-	h http.Header
+	w      http.ResponseWriter
+	h      http.Header
+	direct bool
 
 	mu      sync.Mutex
 	started bool // the header went out (or the connection was hijacked)
 	expired bool // the 503 went out instead
 }
 
-// reset prepares lw for a request answered on w; the header map is
-// reused, emptied.
-func (lw *limitWriter) reset(w http.ResponseWriter) {
+// reset prepares lw for a request answered on w, directly or not; the
+// header map of an indirect one is reused, emptied.
+func (lw *limitWriter) reset(w http.ResponseWriter, direct bool) {
+	lw.w, lw.direct = w, direct
+	lw.started, lw.expired = false, false
+	if direct {
+		return
+	}
 	if lw.h == nil {
 		lw.h = make(http.Header)
 	}
 	clear(lw.h)
-	lw.w = w
-	lw.started, lw.expired = false, false
 }
 
-func (lw *limitWriter) Header() http.Header { return lw.h }
+func (lw *limitWriter) Header() http.Header {
+	if lw.direct {
+		return lw.w.Header()
+	}
+	return lw.h
+}
 
 // begin starts the response, sending the header map the handler has
 // built, unless the limit has passed; once started, the response belongs
@@ -240,6 +308,9 @@ func (lw *limitWriter) begin() bool {
 }
 
 func (lw *limitWriter) copyHeader() {
+	if lw.direct {
+		return
+	}
 	dst := lw.w.Header()
 	for k, v := range lw.h {
 		dst[k] = v
@@ -313,9 +384,11 @@ func (lw *limitWriter) expire() bool {
 // once it started), and a panic passes on to this goroutine as if the
 // handler had run here.
 func (lw *limitWriter) finish(p any) {
-	if lw.started {
+	switch {
+	case lw.direct:
+	case lw.started:
 		lw.copyTrailers()
-	} else {
+	default:
 		lw.copyHeader()
 	}
 	if p != nil {

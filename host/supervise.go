@@ -48,6 +48,8 @@ func (a *App) superviseFlags(fs *flag.FlagSet) {
 		"answer 503 to a request not answered within `D`, and replace the process when its handler runs on (0: no limit)")
 	fs.Var((*byteSize)(&a.cfg.MemoryLimit), "memory-limit",
 		"memory bound of the supervised process, e.g. 512M, 4G: past it the process ends and is replaced (0: none)")
+	fs.Var((*byteSize)(&a.cfg.GCFloor), "gc-floor",
+		"least heap goal of the garbage collector, e.g. 32M: a small heap is collected when it reaches it (0: Go's own policy, GOGC alone)")
 }
 
 // serveCommand is the last step of serve: as a supervised child, as the
