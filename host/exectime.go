@@ -35,27 +35,31 @@ import (
 const codeServiceUnavailable = "service_unavailable"
 
 // serveLimited serves a request under Config.MaxExecutionTime. The
-// handler runs on the request's own goroutine, under the state's timer
-// (made once per state, reset for each request): no goroutine and no
-// hand-off per request. When the timer fires before the response
-// started, its goroutine answers 503 (expire) and takes the connection
-// away from the handler: the response is flushed and the connection
-// hijacked and closed, so that it is done (a graceful shutdown need not
-// wait for it) while the handler runs on, its writes dropped; the state is
-// then not reused.
+// handler runs on the request's own goroutine, watched by the state's
+// timer (check): no goroutine, no hand-off and no timer operation per
+// request, only its start time. When the limit passes before the response
+// started, the timer's goroutine answers 503 (expire) and takes the
+// connection away from the handler: the response is flushed and the
+// connection hijacked and closed, so that it is done (a graceful shutdown
+// need not wait for it) while the handler runs on, its writes dropped;
+// the state is then not reused.
 func (a *App) serveLimited(st *reqState, w http.ResponseWriter, r *http.Request, next http.Handler) {
 	l := st.lim
 	l.on, l.a, l.st, l.r, l.w, l.limit = true, a, st, r, w, a.cfg.MaxExecutionTime
 	l.lw.reset(w, r.ProtoMajor == 1 && hijackable(w))
 	l.late.state.Store(running)
-	if l.timer == nil {
+	start := int64(time.Since(clockBase)) + 1 // never 0
+	l.start.Store(start)
+	switch {
+	case l.timer == nil:
 		l.fired = make(chan struct{}, 1)
-		l.timer = time.AfterFunc(l.limit, l.expire)
-	} else {
+		l.armed.Store(true)
+		l.timer = time.AfterFunc(l.limit, l.check)
+	case l.armed.CompareAndSwap(false, true):
 		l.timer.Reset(l.limit)
 	}
 	p := l.run(next)
-	if !l.timer.Stop() {
+	if !l.start.CompareAndSwap(start, 0) { // check claimed the request
 		<-l.fired // expire has run: what it wrote happened before this
 		if l.lw.expired {
 			return // answered 503; a panic past the limit has been logged
@@ -64,11 +68,43 @@ func (a *App) serveLimited(st *reqState, w http.ResponseWriter, r *http.Request,
 	l.lw.finish(p)
 }
 
+// check runs on the timer's goroutine. The timer is pending (armed)
+// whenever a request may be under way, and never due later than the
+// request's limit: set to the limit when a request finds it idle, then
+// from here to the limit of the request under way. A request past its
+// limit is claimed (start -1) and expired; with none under way the timer
+// rests until the next request.
+func (l *limitState) check() {
+	for {
+		s := l.start.Load()
+		if s <= 0 {
+			l.armed.Store(false)
+			// A request that began meanwhile may have found the timer armed.
+			if l.start.Load() <= 0 || !l.armed.CompareAndSwap(false, true) {
+				return
+			}
+			continue
+		}
+		if left := time.Duration(s-1) + l.limit - time.Since(clockBase); left > 0 {
+			l.timer.Reset(left)
+			return
+		}
+		if l.start.CompareAndSwap(s, -1) {
+			l.armed.Store(false)
+			l.expire()
+			return
+		}
+		// The request ended, or the next one began: look again.
+	}
+}
+
 // limitState is the execution limit of one request, part of its state.
 type limitState struct {
 	on    bool          // the request runs under the limit
 	keep  bool          // the limit passed: the state is not reused
-	timer *time.Timer   // the limit; runs expire
+	timer *time.Timer   // runs check
+	armed atomic.Bool   // timer is pending
+	start atomic.Int64  // the request's start (clockBase + start-1); 0: none; -1: past its limit
 	fired chan struct{} // expire has run
 	lw    limitWriter
 	late  lateWatch

@@ -131,3 +131,41 @@ func TestLimitHTTP2(t *testing.T) {
 	}
 	time.Sleep(700 * time.Millisecond)
 }
+
+// TestLimitAfterQuickAndIdle: the limit's timer, pending across quick
+// requests and resting while none runs, still answers 503 to a slow
+// request that follows quick ones within the limit, or an idle spell
+// longer than it.
+func TestLimitAfterQuickAndIdle(t *testing.T) {
+	ta := newTestApp(t, limitFiles(), host.WithMaxExecutionTime(300*time.Millisecond))
+	u := ta.srv.URL
+	quick := func() {
+		resp, err := http.Get(u + "/api/quick")
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 {
+			t.Fatalf("quick: %d", resp.StatusCode)
+		}
+	}
+	for i := 0; i < 20; i++ { // quick requests over most of a limit
+		quick()
+		time.Sleep(12 * time.Millisecond)
+	}
+	resp, err := http.Get(u + "/api/sleepy")
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkLimited(t, "slow after quick ones", resp, false)
+
+	quick()
+	time.Sleep(700 * time.Millisecond) // longer than the limit with nothing under way
+	resp, err = http.Get(u + "/api/sleepy")
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkLimited(t, "slow after an idle spell", resp, false)
+	time.Sleep(600 * time.Millisecond)
+}
