@@ -268,7 +268,8 @@ func (a *App) Serve(ctx context.Context, ln net.Listener) error {
 		return err
 	}
 	srv := &http.Server{Handler: h, Addr: ln.Addr().String(), ErrorLog: slog.NewLogLogger(a.log.Handler(), slog.LevelWarn),
-		ReadHeaderTimeout: max(a.cfg.ReadHeaderTimeout, 0), IdleTimeout: max(a.cfg.IdleTimeout, 0)}
+		ReadHeaderTimeout: max(a.cfg.ReadHeaderTimeout, 0), IdleTimeout: max(a.cfg.IdleTimeout, 0),
+		WriteTimeout: max(a.cfg.WriteTimeout, 0)} // moved by Response.extendWrite, lifted for large files (static.go)
 	a.server.http = srv
 	defer gcfloor.Start(a.cfg.GCFloor)()
 	errc := make(chan error, 1)

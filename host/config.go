@@ -63,8 +63,11 @@ type Config struct {
 	// header is sent) and again from each flush of a stream (and each
 	// second of a response written through past its buffer), so that a
 	// client that stops reading cannot hold the connection; the time the
-	// handler computes before does not count. Static files are not
-	// bounded. Default 60s; 0: no limit. The serve flag --write-timeout
+	// handler computes before does not count. Under Serve, the server sets
+	// the deadline when it has read a request, and a response that starts
+	// within a quarter of it (at most a second) keeps that one. Static
+	// files of 1 MiB or more are not bounded, smaller ones count from the
+	// request. Default 60s; 0: no limit. The serve flag --write-timeout
 	// sets it.
 	WriteTimeout time.Duration
 	// TrustedOrigins are origins (scheme://host[:port]) from which

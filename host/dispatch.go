@@ -165,7 +165,7 @@ func (a *App) invoke(w http.ResponseWriter, r *http.Request) {
 	}
 	st.invoking = true
 	defer func() { st.invoking = false }()
-	inv.res = Response{Parent: w, writeTimeout: a.cfg.WriteTimeout, vals: &st.vals}
+	inv.res = Response{Parent: w, writeTimeout: a.cfg.WriteTimeout, vals: &st.vals, started: st.start, srvDeadline: st.srvDeadline}
 	inv.in = requestInput{}
 	res, api, in := &inv.res, &inv.api, &inv.in
 	if st.file.detach {

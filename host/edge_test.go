@@ -79,7 +79,13 @@ func TestBodyTimeout(t *testing.T) {
 // Config.WriteTimeout, each flush moving the deadline; a client that stops
 // reading is cut off after it, and the handler's stream ends.
 func TestWriteTimeout(t *testing.T) {
-	ta := newTestApp(t, map[string]string{
+	ta := newTestApp(t, writeTimeoutFiles(), host.WithConfig(func(c *host.Config) { c.WriteTimeout = 300 * time.Millisecond }))
+	checkWriteTimeout(t, ta.srv.URL, ta.logs)
+}
+
+// writeTimeoutFiles are the handlers of the write timeout's tests.
+func writeTimeoutFiles() map[string]string {
+	return map[string]string{
 		"api/w/trickle.go": `package main
 
 import (
@@ -129,15 +135,21 @@ var slow = func(api *host.API) any {
 	return map[string]any{"done": true}
 }
 `,
-	}, host.WithConfig(func(c *host.Config) { c.WriteTimeout = 300 * time.Millisecond }))
+	}
+}
+
+// checkWriteTimeout runs the checks of TestWriteTimeout on the server at
+// base, whose log is logs.
+func checkWriteTimeout(t *testing.T, base string, logs *testutil.Buffer) {
+	t.Helper()
 	// The time a handler computes before it answers does not count, and a
 	// deadline does not outlive its response on a kept-alive connection.
 	for i := 0; i < 2; i++ {
-		if resp, body := do(t, nil, "GET", ta.srv.URL+"/api/w/slow", nil); resp.StatusCode != 200 || body != `{"done":true}` {
+		if resp, body := do(t, nil, "GET", base+"/api/w/slow", nil); resp.StatusCode != 200 || body != `{"done":true}` {
 			t.Fatalf("a handler slower than the write timeout: %d %q", resp.StatusCode, body)
 		}
 	}
-	resp, err := http.Get(ta.srv.URL + "/api/w/trickle")
+	resp, err := http.Get(base + "/api/w/trickle")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -150,7 +162,7 @@ var slow = func(api *host.API) any {
 		t.Errorf("a stream flushing every 100ms under a 300ms write timeout sent %d of 10 chunks", ticks)
 	}
 
-	c, err := net.Dial("tcp", strings.TrimPrefix(ta.srv.URL, "http://"))
+	c, err := net.Dial("tcp", strings.TrimPrefix(base, "http://"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -160,7 +172,7 @@ var slow = func(api *host.API) any {
 	}
 	// The client reads nothing.
 	testutil.WaitFor(t, 15*time.Second, "the stream to a client that reads nothing to stop", func() bool {
-		return strings.Contains(ta.logs.String(), "flood stopped")
+		return strings.Contains(logs.String(), "flood stopped")
 	})
 }
 

@@ -48,7 +48,7 @@ func (a *App) serveLimited(st *reqState, w http.ResponseWriter, r *http.Request,
 	l.on, l.a, l.st, l.r, l.w, l.limit = true, a, st, r, w, a.cfg.MaxExecutionTime
 	l.lw.reset(w, r.ProtoMajor == 1 && hijackable(w))
 	l.late.state.Store(running)
-	start := int64(time.Since(clockBase)) + 1 // never 0
+	start := int64(st.start) + 1 // never 0
 	l.start.Store(start)
 	switch {
 	case l.timer == nil:

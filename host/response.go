@@ -31,7 +31,11 @@ type Response struct {
 
 	vals         *valueBatch   // the request's header values (state.go); nil: allocated
 	writeTimeout time.Duration // Config.WriteTimeout
-	extended     time.Time     // when the write deadline was last extended
+	started      time.Duration // when the request came in (since clockBase)
+	extended     time.Duration // when the write deadline was last extended (since clockBase); 0: never
+	// srvDeadline: the server sets the write deadline to WriteTimeout
+	// when it has read each request's header (net/http's WriteTimeout).
+	srvDeadline bool
 }
 
 // BeforeCommit registers f to run once, just before the header is sent:
@@ -105,29 +109,42 @@ func (r *Response) Flush() {
 }
 
 // extendWrite moves the connection's write deadline to
-// Config.WriteTimeout from now: when the response starts (commit,
-// handOver), at every flush, and at most once a second for writes past the
-// buffer, so that a response that keeps moving is never cut, and one whose
-// client stopped reading is. However long the handler computed before it
-// does not count.
-func (r *Response) extendWrite(flush bool) {
+// Config.WriteTimeout from now: when the response starts (commit), at
+// every flush and hand-over (force), and for writes past the buffer once
+// the deadline is older than writeSlack, so that a response that keeps
+// moving is never cut, and one whose client stopped reading is. However
+// long the handler computed before it does not count. A deadline that the
+// server set when the request came in (srvDeadline) counts as extended
+// then: a response that starts within writeSlack of the request keeps it,
+// with no call.
+func (r *Response) extendWrite(force bool) {
 	if r.writeTimeout <= 0 {
 		return
 	}
-	now := time.Now()
-	if !flush && now.Sub(r.extended) < time.Second {
+	now := time.Since(clockBase)
+	last := r.extended
+	if last == 0 && r.srvDeadline {
+		last = r.started
+	}
+	if !force && last != 0 && now-last < writeSlack(r.writeTimeout) {
 		return
 	}
 	r.extended = now
 	if dl := deadlinesOf(r.Parent); dl != nil {
-		_ = dl.SetWriteDeadline(now.Add(r.writeTimeout))
+		_ = dl.SetWriteDeadline(clockBase.Add(now + r.writeTimeout))
 	}
 }
 
+// writeSlack is how much older than now a write deadline may be before a
+// write moves it: a quarter of the timeout, at most a second.
+func writeSlack(timeout time.Duration) time.Duration { return min(timeout/4, time.Second) }
+
 // endWrite lifts the write deadline extendWrite set, when the handler call
-// ends, so that it cannot cut the next response on the connection.
+// ends, so that it cannot cut the next response on the connection; a
+// server that sets the deadline for each request (srvDeadline) sets it
+// again before the next response.
 func (r *Response) endWrite() {
-	if r.extended.IsZero() {
+	if r.extended == 0 || r.srvDeadline {
 		return
 	}
 	if dl := deadlinesOf(r.Parent); dl != nil {
@@ -210,7 +227,7 @@ func (r *Response) commit() error {
 		f(r)
 	}
 	r.committed = true
-	r.extendWrite(true)
+	r.extendWrite(false)
 	r.Parent.WriteHeader(r.Status())
 	if r.buf == nil {
 		return nil

@@ -41,13 +41,17 @@ type hotPath struct {
 type reqState struct {
 	app    *App
 	parent context.Context // the request's context as it came in
-	id     string
-	vals   valueBatch // header value slices (valueBatch)
-	ids    string     // a batch of ids (idBatch), used from the front
-	route  *apiRoute  // &rt once resolved
-	rt     apiRoute
-	file   *handlerFile
-	fn     *handlerFunc
+	start  time.Duration   // when it came in, since clockBase
+	// srvDeadline: its server sets the write deadline to
+	// Config.WriteTimeout for each request (Response.extendWrite).
+	srvDeadline bool
+	id          string
+	vals        valueBatch // header value slices (valueBatch)
+	ids         string     // a batch of ids (idBatch), used from the front
+	route       *apiRoute  // &rt once resolved
+	rt          apiRoute
+	file        *handlerFile
+	fn          *handlerFunc
 
 	res       *echo.Response  // &resv: the outermost response, for session saving
 	resv      echo.Response   // reset from App.hot.response
@@ -83,6 +87,9 @@ func (a *App) takeState(r *http.Request) *reqState {
 		st.res = &st.resv
 	}
 	st.parent = r.Context()
+	st.start = time.Since(clockBase)
+	srv, _ := st.parent.Value(http.ServerContextKey).(*http.Server)
+	st.srvDeadline = srv != nil && a.cfg.WriteTimeout > 0 && srv.WriteTimeout == a.cfg.WriteTimeout
 	st.id = st.newID(r)
 	return st
 }

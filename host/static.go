@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/labstack/echo/v4"
 )
@@ -130,7 +131,26 @@ func (a *App) serveStatic(w http.ResponseWriter, r *http.Request, f *os.File, fi
 		h["Etag"] = []string{etag(fi)}
 	}
 	h["X-Content-Type-Options"] = []string{"nosniff"}
+	liftWriteDeadline(w, r, fi)
 	http.ServeContent(w, r, fi.Name(), fi.ModTime(), f)
+}
+
+// largeFile is the size from which a static file is sent with no write
+// deadline: a slow client may take longer than Config.WriteTimeout to
+// receive it, and sendfile(2) leaves no writes to move the deadline at.
+const largeFile = 1 << 20
+
+// liftWriteDeadline lifts the write deadline that the server set when the
+// request came in, for a file of largeFile or more.
+func liftWriteDeadline(w http.ResponseWriter, r *http.Request, fi fs.FileInfo) {
+	if fi.Size() < largeFile {
+		return
+	}
+	if st := stateOf(r); st != nil && st.srvDeadline {
+		if dl := deadlinesOf(w); dl != nil {
+			_ = dl.SetWriteDeadline(time.Time{})
+		}
+	}
 }
 
 // etag returns a strong entity tag from the size and modification time,
