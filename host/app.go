@@ -220,15 +220,39 @@ func (a *App) setup() (err error) {
 // request's span (opsRoot, ops.go), the outermost layer with the request's
 // state and execution limit (entry, dispatch.go), the cross-origin
 // protection (edge.go),
-// then the global middleware, each instantiated once here, then the Echo
+// then the global middleware, each instantiated once here, then the
 // router.
 func (a *App) newRoot() http.Handler {
-	return a.opsRoot(a.entry(a.crossOrigin(chain(a.echo, a.global))))
+	return a.opsRoot(a.entry(a.crossOrigin(chain((*router)(a), a.global))))
+}
+
+// router sends a request for /api or below it with one of the usual
+// methods straight to the API dispatcher (serveAPI, dispatch.go), which
+// resolves its files itself, as the Echo router would (newEcho); every
+// other request goes through the Echo router. It reads the path as Echo's
+// router does: escaped, when the request's URL has an escaped form.
+type router App
+
+func (h *router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	a := (*App)(h)
+	p := r.URL.RawPath
+	if p == "" {
+		p = r.URL.Path
+	}
+	if isAPIPath(p) {
+		switch r.Method {
+		case http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete, http.MethodOptions:
+			a.serveAPI(w, r)
+			return
+		}
+	}
+	a.echo.ServeHTTP(w, r)
 }
 
 // newEcho builds the Echo router: /api and everything below it go to the
 // API dispatcher (serveAPI, dispatch.go), every other path to the public
-// files (servePublic, public.go).
+// files (servePublic, public.go). A method Echo does not route is
+// answered 405 by echoError.
 func (a *App) newEcho() *echo.Echo {
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
