@@ -195,13 +195,13 @@ func (a *App) observe(st *reqState, r *http.Request, res *echo.Response, start t
 // reads the wall clock too.
 var clockBase = time.Now()
 
-// startObserving counts a request in flight and returns its start (since
-// clockBase); observe counts it out.
-func (a *App) startObserving() time.Duration {
+// startObserving counts the request of st in flight and returns its
+// start (since clockBase, read when it came in); observe counts it out.
+func (a *App) startObserving(st *reqState) time.Duration {
 	if m := a.ops.metrics; m != nil {
 		m.inflight.Add(1)
 	}
-	return time.Since(clockBase)
+	return st.start
 }
 
 // drain is the first step of a graceful shutdown: the readiness check

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/labstack/echo/v4"
 	"github.com/zealgo/zealgo/internal/logbuf"
@@ -34,7 +35,8 @@ func BenchmarkObserve(b *testing.B) {
 			b.ReportAllocs()
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
-				a.observe(st, r, res, a.startObserving())
+				st.start = time.Since(clockBase)
+				a.observe(st, r, res, a.startObserving(st))
 			}
 		})
 	}
