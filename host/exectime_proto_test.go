@@ -67,6 +67,21 @@ func checkLimited(t *testing.T, what string, resp *http.Response, head bool) {
 	}
 }
 
+// checkQuick checks that a handler answering within the limit keeps the
+// header it set.
+func checkQuick(t *testing.T, what string, c *http.Client, base string) {
+	t.Helper()
+	resp, err := c.Get(base + "/api/quick")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || resp.Header.Get("X-Mine") != "kept" || !strings.Contains(string(b), `"quick":true`) {
+		t.Errorf("%s quick: %d %v %s", what, resp.StatusCode, resp.Header, b)
+	}
+}
+
 // TestLimitHTTP1: over HTTP/1, past the limit, GET and HEAD get a whole
 // 503 (HEAD without a body) on the connection taken over from a handler
 // that still sets headers; a quick handler's own headers go out.
@@ -88,15 +103,7 @@ func TestLimitHTTP1(t *testing.T) {
 		}
 		checkLimited(t, "HEAD "+path, resp, true)
 	}
-	resp, err := http.Get(u + "/api/quick")
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if resp.StatusCode != 200 || resp.Header.Get("X-Mine") != "kept" || !strings.Contains(string(b), `"quick":true`) {
-		t.Errorf("quick: %d %v %s", resp.StatusCode, resp.Header, b)
-	}
+	checkQuick(t, "HTTP/1", http.DefaultClient, u)
 	time.Sleep(700 * time.Millisecond) // let the handlers past their limit end within the test
 }
 
@@ -120,15 +127,7 @@ func TestLimitHTTP2(t *testing.T) {
 		}
 		checkLimited(t, "HTTP/2 GET "+path, resp, false)
 	}
-	resp, err := c.Get(srv.URL + "/api/quick")
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if resp.StatusCode != 200 || resp.Header.Get("X-Mine") != "kept" || !strings.Contains(string(b), `"quick":true`) {
-		t.Errorf("HTTP/2 quick: %d %v %s", resp.StatusCode, resp.Header, b)
-	}
+	checkQuick(t, "HTTP/2", c, srv.URL)
 	time.Sleep(700 * time.Millisecond)
 }
 
