@@ -191,7 +191,7 @@ func (s *compiledSource[T]) Get(path string) (T, error) {
 		return r.v, r.err
 	}
 	var zero T
-	cf, err := s.a.pickCompiled(path)
+	cf, fixed, err := s.a.pickCompiled(path)
 	if err != nil {
 		return zero, err
 	}
@@ -202,11 +202,6 @@ func (s *compiledSource[T]) Get(path string) (T, error) {
 		s.built[cf] = r
 	}
 	s.mu.Unlock()
-	defer func() {
-		if !cf.MatchSource && len(compiledFor(cf.Path)) == 1 {
-			s.byPath.Store(path, r)
-		}
-	}()
 	r.once.Do(func() {
 		if cf.Err != "" {
 			r.err = &interp.Error{File: cf.Path, Line: cf.ErrLine, Col: cf.ErrCol, Msg: cf.Err,
@@ -215,6 +210,9 @@ func (s *compiledSource[T]) Get(path string) (T, error) {
 		}
 		r.v, r.err = s.build(compiledVars{a: s.a, f: cf})
 	})
+	if fixed { // once done: whoever loads r finds it built
+		s.byPath.Store(path, r)
+	}
 	return r.v, r.err
 }
 
@@ -229,28 +227,29 @@ func (s *compiledSource[T]) Len() int {
 func (s *compiledSource[T]) Close() error { return nil }
 
 // pickCompiled returns the registered file for path: the only one, or the
-// one whose source is the file at path.
-func (a *App) pickCompiled(path string) (*CompiledFile, error) {
+// one whose source is the file at path. fixed reports that it is the only
+// one, whatever the file at path holds, so that the pick may be kept.
+func (a *App) pickCompiled(path string) (cf *CompiledFile, fixed bool, err error) {
 	rel := a.rel(path)
 	files := compiledFor(rel)
 	if len(files) == 0 || strings.HasPrefix(rel, "../") {
-		return nil, fmt.Errorf("zealgo: %s is not compiled into this binary: %w", rel, fs.ErrNotExist)
+		return nil, false, fmt.Errorf("zealgo: %s is not compiled into this binary: %w", rel, fs.ErrNotExist)
 	}
 	if len(files) == 1 && !files[0].MatchSource {
-		return files[0], nil
+		return files[0], true, nil
 	}
 	src, err := os.ReadFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("zealgo: %s: %w", rel, fs.ErrNotExist)
+		return nil, false, fmt.Errorf("zealgo: %s: %w", rel, fs.ErrNotExist)
 	}
 	sum := sha256.Sum256(src)
 	h := hex.EncodeToString(sum[:])
 	for _, f := range files {
 		if f.Hash == h {
-			return f, nil
+			return f, false, nil
 		}
 	}
-	return nil, fmt.Errorf("zealgo: %s differs from every version compiled into this binary: %w", rel, fs.ErrNotExist)
+	return nil, false, fmt.Errorf("zealgo: %s differs from every version compiled into this binary: %w", rel, fs.ErrNotExist)
 }
 
 // compiledVars is a compiled file as fileVars.

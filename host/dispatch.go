@@ -165,7 +165,10 @@ func (a *App) invoke(w http.ResponseWriter, r *http.Request) {
 	}
 	st.invoking = true
 	defer func() { st.invoking = false }()
-	inv.res = Response{Parent: w, writeTimeout: a.cfg.WriteTimeout, vals: &st.vals, started: st.start, srvDeadline: st.srvDeadline}
+	inv.res = Response{Parent: w, writeTimeout: a.cfg.WriteTimeout, vals: &st.vals, srvDeadline: st.srvDeadline}
+	if st.srvDeadline {
+		inv.res.extended = st.start // the server's deadline, set as the request came in
+	}
 	inv.in = requestInput{}
 	res, api, in := &inv.res, &inv.api, &inv.in
 	if st.file.detach {

@@ -191,19 +191,27 @@ type deadliner interface {
 }
 
 // deadlinesOf returns what sets the deadlines of w's connection, or nil
-// for a writer that has none (a recorder in a test). It unwraps w as
-// http.ResponseController does, without the controller and the error
-// value it would make for a writer that has none, on every call.
+// for a writer that has none (a recorder in a test).
 func deadlinesOf(w http.ResponseWriter) deadliner {
+	dl, _ := unwrapTo[deadliner](w)
+	return dl
+}
+
+// unwrapTo returns the first of w and the writers it wraps that is a T.
+// It unwraps w as http.ResponseController does, without the controller
+// and the error value it would make for a writer that has none, on every
+// call.
+func unwrapTo[T any](w http.ResponseWriter) (T, bool) {
 	for {
-		switch x := w.(type) {
-		case deadliner:
-			return x
-		case interface{ Unwrap() http.ResponseWriter }:
-			w = x.Unwrap()
-		default:
-			return nil
+		if x, ok := any(w).(T); ok {
+			return x, true
 		}
+		u, ok := w.(interface{ Unwrap() http.ResponseWriter })
+		if !ok {
+			var zero T
+			return zero, false
+		}
+		w = u.Unwrap()
 	}
 }
 

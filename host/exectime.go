@@ -255,19 +255,10 @@ func unblockBody(w http.ResponseWriter, closeHeader bool) {
 }
 
 // hijackable reports whether the connection of w can be taken over (an
-// HTTP/1 connection), looking through wrappers as
-// http.ResponseController does.
+// HTTP/1 connection), looking through wrappers.
 func hijackable(w http.ResponseWriter) bool {
-	for {
-		switch x := w.(type) {
-		case http.Hijacker:
-			return true
-		case interface{ Unwrap() http.ResponseWriter }:
-			w = x.Unwrap()
-		default:
-			return false
-		}
-	}
+	_, ok := unwrapTo[http.Hijacker](w)
+	return ok
 }
 
 // timeoutAnswer makes the 503 of a request past its limit, through the

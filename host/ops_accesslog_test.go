@@ -77,15 +77,7 @@ func TestServeAccessLog(t *testing.T) {
 	const rounds = 20
 	for _, format := range []string{"json", "text"} {
 		t.Run(format, func(t *testing.T) {
-			addr := testutil.FreeAddr(t)
-			ctx, cancel := context.WithCancel(context.Background())
-			defer cancel()
-			stderr := &testutil.Buffer{}
-			done := make(chan int, 1)
-			go func() {
-				done <- host.New().Run(ctx, []string{"serve", "--root", root, "--addr", addr, "--data", t.TempDir(),
-					"--access-log", "--log-format", format}, io.Discard, stderr)
-			}()
+			addr, stderr, stop := serveInProcess(t, root, "--access-log", "--log-format", format)
 			testutil.WaitFor(t, 15*time.Second, "the server", func() bool {
 				c, err := net.Dial("tcp", addr)
 				if err == nil {
@@ -108,8 +100,8 @@ func TestServeAccessLog(t *testing.T) {
 					ids[id] = sentRequest{method, u.Path}
 				}
 			}
-			cancel() // at once: the last records are still in the buffer
-			if code := <-done; code != 0 {
+			// At once: the last records are still in the buffer.
+			if code := stop(); code != 0 {
 				t.Fatalf("serve exited %d:\n%.2000s", code, stderr)
 			}
 			logs := strings.TrimSuffix(stderr.String(), "\n")
@@ -140,6 +132,23 @@ func TestServeAccessLog(t *testing.T) {
 // that each request of ids has its access record.
 func checkJSONAccessLog(t *testing.T, logs string, ids map[string]sentRequest) {
 	t.Helper()
+	records := matchAccessRecords(t, logs, ids, func(line, _ string, rec map[string]any, want sentRequest) {
+		// Each byte of invalid UTF-8 is written as U+FFFD.
+		if rec["method"] != want.method || rec["path"] != string([]rune(want.path)) || rec["level"] != "INFO" {
+			t.Errorf("access record %s, want %+v", line, want)
+		}
+	})
+	if len(ids) != 0 {
+		t.Errorf("%d access records; %d requests without one: %v", records, len(ids), ids)
+	}
+}
+
+// matchAccessRecords decodes every line of logs as a JSON object and calls
+// check with each access record and the request of ids its request id
+// names, which it removes from ids; a record naming no request of ids is
+// an error. It returns the number of access records.
+func matchAccessRecords[T any](t *testing.T, logs string, ids map[string]T, check func(line, id string, rec map[string]any, want T)) int {
+	t.Helper()
 	records := 0
 	for _, line := range strings.Split(logs, "\n") {
 		var rec map[string]any
@@ -157,14 +166,26 @@ func checkJSONAccessLog(t *testing.T, logs string, ids map[string]sentRequest) {
 			continue
 		}
 		delete(ids, id)
-		// Each byte of invalid UTF-8 is written as U+FFFD.
-		if rec["method"] != want.method || rec["path"] != string([]rune(want.path)) || rec["level"] != "INFO" {
-			t.Errorf("access record %s, want %+v", line, want)
-		}
+		check(line, id, rec, want)
 	}
-	if len(ids) != 0 {
-		t.Errorf("%d access records; %d requests without one: %v", records, len(ids), ids)
-	}
+	return records
+}
+
+// serveInProcess runs the serve command in this process on a fresh
+// address, with args after --root, --addr and --data. stop cancels it and
+// returns its exit code.
+func serveInProcess(t *testing.T, root string, args ...string) (addr string, stderr *testutil.Buffer, stop func() int) {
+	t.Helper()
+	addr = testutil.FreeAddr(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	stderr = &testutil.Buffer{}
+	done := make(chan int, 1)
+	go func() {
+		done <- host.New().Run(ctx, append([]string{"serve", "--root", root, "--addr", addr, "--data", t.TempDir()}, args...),
+			io.Discard, stderr)
+	}()
+	return addr, stderr, func() int { cancel(); return <-done }
 }
 
 // TestServeAccessLogTraced: with tracing on (from the OTEL_* variables),
@@ -177,15 +198,7 @@ func TestServeAccessLogTraced(t *testing.T) {
 	t.Setenv(host.SessionRedisEnv, "")
 	t.Setenv(host.DBEnv, "")
 	root := testutil.WriteTree(t, map[string]string{"public/index.html": "home"})
-	addr := testutil.FreeAddr(t)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	stderr := &testutil.Buffer{}
-	done := make(chan int, 1)
-	go func() {
-		done <- host.New().Run(ctx, []string{"serve", "--root", root, "--addr", addr, "--data", t.TempDir(),
-			"--access-log", "--log-format", "json"}, io.Discard, stderr)
-	}()
+	addr, stderr, stop := serveInProcess(t, root, "--access-log", "--log-format", "json")
 	const traceID = "4bf92f3577b34da6a3ce929d0e0e4736"
 	var id string
 	testutil.WaitFor(t, 15*time.Second, "the server", func() bool {
@@ -199,8 +212,7 @@ func TestServeAccessLogTraced(t *testing.T) {
 		id = resp.Header.Get("X-Request-Id")
 		return resp.StatusCode == 200
 	})
-	cancel()
-	if code := <-done; code != 0 {
+	if code := stop(); code != 0 {
 		t.Fatalf("serve exited %d:\n%.2000s", code, stderr)
 	}
 	line := logLineWith(stderr.String(), `"msg":"request"`, `"request_id":"`+id+`"`)

@@ -204,23 +204,7 @@ func TestAccessLogJSON(t *testing.T) {
 		id := resp.Header.Get("X-Request-Id")
 		ids[id], sizes[id] = r, len(b)
 	}
-	var records int
-	for _, line := range strings.Split(strings.TrimSpace(logs.String()), "\n") {
-		var rec map[string]any
-		if err := json.Unmarshal([]byte(line), &rec); err != nil {
-			t.Fatalf("log line is no JSON object: %q: %v", line, err)
-		}
-		if rec["msg"] != "request" {
-			continue
-		}
-		records++
-		id, _ := rec["request_id"].(string)
-		want, ok := ids[id]
-		if !ok {
-			t.Errorf("access record with an unknown request id: %s", line)
-			continue
-		}
-		delete(ids, id)
+	records := matchAccessRecords(t, strings.TrimSpace(logs.String()), ids, func(line, id string, rec map[string]any, want sent) {
 		if rec["method"] != want.method || rec["path"] != want.path || rec["status"] != float64(want.status) ||
 			rec["bytes"] != float64(sizes[id]) || rec["level"] != "INFO" {
 			t.Errorf("access record %s, want %+v with %d bytes", line, want, sizes[id])
@@ -234,7 +218,7 @@ func TestAccessLogJSON(t *testing.T) {
 		if _, ok := rec["remote"].(string); !ok {
 			t.Errorf("access record %s: no remote", line)
 		}
-	}
+	})
 	if records != len(reqs) || len(ids) != 0 {
 		t.Errorf("%d access records for %d requests; requests without one: %v\n%s", records, len(reqs), ids, logs)
 	}

@@ -31,10 +31,10 @@ type Response struct {
 
 	vals         *valueBatch   // the request's header values (state.go); nil: allocated
 	writeTimeout time.Duration // Config.WriteTimeout
-	started      time.Duration // when the request came in (since clockBase)
-	extended     time.Duration // when the write deadline was last extended (since clockBase); 0: never
+	extended     time.Duration // when the write deadline was last set (since clockBase); 0: never
 	// srvDeadline: the server sets the write deadline to WriteTimeout
-	// when it has read each request's header (net/http's WriteTimeout).
+	// when it has read each request's header (net/http's WriteTimeout);
+	// extended starts as the request's arrival.
 	srvDeadline bool
 }
 
@@ -114,19 +114,15 @@ func (r *Response) Flush() {
 // the deadline is older than writeSlack, so that a response that keeps
 // moving is never cut, and one whose client stopped reading is. However
 // long the handler computed before it does not count. A deadline that the
-// server set when the request came in (srvDeadline) counts as extended
-// then: a response that starts within writeSlack of the request keeps it,
-// with no call.
+// server set when the request came in (srvDeadline) counts as set then: a
+// response that starts within writeSlack of the request keeps it, with no
+// call.
 func (r *Response) extendWrite(force bool) {
 	if r.writeTimeout <= 0 {
 		return
 	}
 	now := time.Since(clockBase)
-	last := r.extended
-	if last == 0 && r.srvDeadline {
-		last = r.started
-	}
-	if !force && last != 0 && now-last < writeSlack(r.writeTimeout) {
+	if !force && r.extended != 0 && now-r.extended < writeSlack(r.writeTimeout) {
 		return
 	}
 	r.extended = now

@@ -88,7 +88,7 @@ func (a *App) taskSource() (fileSource[*taskFunc], error) {
 // compiled registry.
 func (a *App) statTask(path string) error {
 	if isCompiled() {
-		_, err := a.pickCompiled(path)
+		_, _, err := a.pickCompiled(path)
 		return err
 	}
 	_, err := os.Stat(path)

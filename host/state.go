@@ -88,8 +88,11 @@ func (a *App) takeState(r *http.Request) *reqState {
 	}
 	st.parent = r.Context()
 	st.start = time.Since(clockBase)
-	srv, _ := st.parent.Value(http.ServerContextKey).(*http.Server)
-	st.srvDeadline = srv != nil && a.cfg.WriteTimeout > 0 && srv.WriteTimeout == a.cfg.WriteTimeout
+	st.srvDeadline = false
+	if a.cfg.WriteTimeout > 0 {
+		srv, _ := st.parent.Value(http.ServerContextKey).(*http.Server)
+		st.srvDeadline = srv != nil && srv.WriteTimeout == a.cfg.WriteTimeout
+	}
 	st.id = st.newID(r)
 	return st
 }

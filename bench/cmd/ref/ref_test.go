@@ -119,13 +119,7 @@ func TestNodeAnswersAsEcho(t *testing.T) {
 	defer ref.Close()
 	addr := testutil.FreeAddr(t)
 	_, port, _ := net.SplitHostPort(addr)
-	cmd := exec.Command(node, "../../ref/node/server.js", port, root)
-	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
-	waitListen(t, addr)
+	startPeer(t, addr, node, "../../ref/node/server.js", port, root)
 
 	for _, path := range []string{
 		"/api/hello",
@@ -169,12 +163,7 @@ require '`+scripts+`/' . $scripts[$path];
 	ref := httptest.NewServer(newRef(benchRoot(t)))
 	defer ref.Close()
 	addr := testutil.FreeAddr(t)
-	cmd := exec.Command(php, "-n", "-S", addr, router)
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
-	waitListen(t, addr)
+	startPeer(t, addr, php, "-n", "-S", addr, router)
 
 	for _, path := range []string{
 		"/api/hello",
@@ -196,6 +185,19 @@ func track(t *testing.T, paths ...string) {
 			t.Fatal(err)
 		}
 	}
+}
+
+// startPeer runs the server name with args, its output on stderr, until
+// the test ends, and waits until it listens on addr.
+func startPeer(t *testing.T, addr, name string, args ...string) {
+	t.Helper()
+	cmd := exec.Command(name, args...)
+	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	waitListen(t, addr)
 }
 
 func waitListen(t *testing.T, addr string) {
