@@ -119,15 +119,26 @@ func servingPID(t *testing.T, base string, not int) int {
 }
 
 // supervisedPID returns the process that the supervisor sup runs, once it
-// runs one.
+// runs one: the same only child in two looks 20ms apart, since the first
+// process a Go program starts is preceded by a child that lives a few
+// microseconds (os/exec's probe of pidfd support).
 func supervisedPID(t *testing.T, sup int) int {
 	t.Helper()
-	var kids []int
+	prev := 0
 	testutil.WaitFor(t, 15*time.Second, "the supervisor's server process", func() bool {
-		kids = childPIDs(t, sup)
-		return len(kids) == 1
+		kids := childPIDs(t, sup)
+		if len(kids) != 1 {
+			prev = 0
+			return false
+		}
+		if kids[0] == prev {
+			return true
+		}
+		prev = kids[0]
+		time.Sleep(20 * time.Millisecond)
+		return false
 	})
-	return kids[0]
+	return prev
 }
 
 func pingPID(base string) int {
