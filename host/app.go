@@ -12,6 +12,7 @@ import (
 	"sync"
 
 	"github.com/labstack/echo/v4"
+	"github.com/zealgo/zealgo/internal/deadline"
 	"github.com/zealgo/zealgo/internal/gcfloor"
 	"github.com/zealgo/zealgo/internal/sessionstore"
 	"github.com/zealgo/zealgo/internal/taskpool"
@@ -209,6 +210,7 @@ func (a *App) setup() (err error) {
 	a.echo = a.newEcho()
 	a.hot.response = *echo.NewResponse(nil, a.echo)
 	a.hot.staticFast = len(a.global) == 0
+	a.hot.coarse = coarseTimes(&a.cfg) && !a.ops.observe
 	a.root = a.newRoot()
 	if err := a.listenMetrics(); err != nil {
 		return err
@@ -296,6 +298,9 @@ func (a *App) Serve(ctx context.Context, ln net.Listener) error {
 		WriteTimeout: max(a.cfg.WriteTimeout, 0)} // moved by Response.extendWrite, lifted for large files (static.go)
 	a.server.http = srv
 	defer gcfloor.Start(a.cfg.GCFloor)()
+	// The server's timeouts set deadlines on every request: a shared clock
+	// enforces those of a second or more (internal/deadline).
+	ln = deadline.Listen(ln, deadline.Options{})
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	select {

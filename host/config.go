@@ -116,7 +116,10 @@ type Config struct {
 	// WriteTimeout for the body and the response.
 	ReadHeaderTimeout time.Duration
 	// IdleTimeout bounds how long a keep-alive connection waits for its
-	// next request. Default 2m; negative: no limit.
+	// next request. Default 2m; negative: no limit. Under Serve, these
+	// two and WriteTimeout, when a second or more, are enforced by one
+	// clock shared by the connections (internal/deadline), at most 100ms
+	// after they pass.
 	IdleTimeout time.Duration
 	// MaxExecutionTime bounds the time until a request's response starts:
 	// past it the client gets 503 service_unavailable and the request's

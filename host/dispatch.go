@@ -165,7 +165,7 @@ func (a *App) invoke(w http.ResponseWriter, r *http.Request) {
 	}
 	st.invoking = true
 	defer func() { st.invoking = false }()
-	inv.res = Response{Parent: w, writeTimeout: a.cfg.WriteTimeout, vals: &st.vals, srvDeadline: st.srvDeadline}
+	inv.res = Response{Parent: w, writeTimeout: a.cfg.WriteTimeout, vals: &st.vals, srvDeadline: st.srvDeadline, coarse: a.hot.coarse}
 	if st.srvDeadline {
 		inv.res.extended = st.start // the server's deadline, set as the request came in
 	}

@@ -1,6 +1,7 @@
 package host_test
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"io"
@@ -89,14 +90,120 @@ func TestServeClosesListenerOnFailedStart(t *testing.T) {
 }
 
 // TestServeDropsSlowHeaders: a client that does not finish its request
-// header within ReadHeaderTimeout is disconnected (no Slowloris), while
-// normal requests are served.
+// header within ReadHeaderTimeout is disconnected (no Slowloris), not
+// before it, while normal requests are served. A timeout under a second
+// is set on the connection; a longer one is enforced by the shared clock
+// of internal/deadline.
 func TestServeDropsSlowHeaders(t *testing.T) {
+	for _, timeout := range []time.Duration{200 * time.Millisecond, 1200 * time.Millisecond} {
+		t.Run(timeout.String(), func(t *testing.T) {
+			t.Parallel()
+			addr := servePing(t, func(c *host.Config) { c.ReadHeaderTimeout = timeout })
+			c, err := net.Dial("tcp", addr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			start := time.Now()
+			if _, err := io.WriteString(c, "GET /api/ping HTTP/1.1\r\nHost: x\r\n"); err != nil { // no blank line: never finished
+				t.Fatal(err)
+			}
+			_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))
+			b, err := io.ReadAll(c)
+			if ne, ok := err.(net.Error); ok && ne.Timeout() {
+				t.Fatalf("the connection with an unfinished header is still open after 10s (read %q)", b)
+			}
+			if d := time.Since(start); d < timeout {
+				t.Fatalf("an unfinished header cut after %v, before ReadHeaderTimeout %v", d, timeout)
+			}
+		})
+	}
+}
+
+// TestServeIdleTimeout: a kept-alive connection is closed once idle for
+// IdleTimeout, and stays open for a request that comes sooner.
+func TestServeIdleTimeout(t *testing.T) {
+	const idle = 1200 * time.Millisecond
+	addr := servePing(t, func(c *host.Config) { c.IdleTimeout = idle })
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	br := bufio.NewReader(c)
+	ping := func() {
+		t.Helper()
+		io.WriteString(c, "GET /api/ping HTTP/1.1\r\nHost: x\r\n\r\n")
+		res, err := http.ReadResponse(br, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, res.Body)
+		res.Body.Close()
+		if res.StatusCode != http.StatusOK {
+			t.Fatalf("ping: %d", res.StatusCode)
+		}
+	}
+	ping()
+	time.Sleep(idle / 2)
+	ping() // within the idle timeout: same connection
+	start := time.Now()
+	_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))
+	if _, err := br.ReadByte(); err != io.EOF {
+		t.Fatalf("an idle connection: %v after %v, want EOF", err, time.Since(start))
+	}
+	// The server's idle time began as it sent the answer, a little before
+	// the client had read it.
+	if d := time.Since(start); d < idle-100*time.Millisecond {
+		t.Fatalf("an idle connection closed after %v, before IdleTimeout %v", d, idle)
+	}
+}
+
+// TestServeLimitSharedClock: under Serve, a request's arrival comes from
+// the shared clock of the connections when the limits are a second or
+// more; the execution limit still passes neither early nor much late.
+func TestServeLimitSharedClock(t *testing.T) {
+	root := testutil.WriteTree(t, map[string]string{
+		"api/slow.go": sleeper("slow", "3*time.Second"),
+		"api/fair.go": sleeper("fair", "600*time.Millisecond"),
+	})
+	app := host.New(host.WithRoot(root), host.WithLogOutput(&testutil.Buffer{}, 0), host.WithMaxExecutionTime(time.Second))
+	app.Symbols(symbols.Symbols)
+	base := "http://" + serveLoopback(t, app).addr
+	get := func(path string) (int, time.Duration) {
+		t.Helper()
+		start := time.Now()
+		resp, err := http.Get(base + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return resp.StatusCode, time.Since(start)
+	}
+	testutil.WaitFor(t, 10*time.Second, "the server", func() bool {
+		resp, err := http.Get(base + "/api/fair")
+		if err == nil {
+			resp.Body.Close()
+		}
+		return err == nil
+	})
+	if code, d := get("/api/slow"); code != http.StatusServiceUnavailable || d < time.Second || d >= 3*time.Second {
+		t.Errorf("past the limit: %d after %v, want 503 after 1s and before the handler's 3s", code, d)
+	}
+	if code, d := get("/api/fair"); code != http.StatusOK {
+		t.Errorf("within the limit: %d after %v, want 200", code, d)
+	}
+}
+
+// servePing serves api/ping.go through Serve with the configuration
+// changed by conf, and returns its address once it answers.
+func servePing(t *testing.T, conf func(*host.Config)) string {
+	t.Helper()
 	root := testutil.WriteTree(t, map[string]string{
 		"api/ping.go": "//go:build ignore\n\npackage main\n\nimport \"github.com/zealgo/zealgo/host\"\n\nvar ping = func(api *host.API) any { return \"pong\" }\n",
 	})
-	app := host.New(host.WithRoot(root), host.WithLogOutput(&testutil.Buffer{}, 0),
-		host.WithConfig(func(c *host.Config) { c.ReadHeaderTimeout = 200 * time.Millisecond }))
+	app := host.New(host.WithRoot(root), host.WithLogOutput(&testutil.Buffer{}, 0), host.WithConfig(conf))
 	app.Symbols(symbols.Symbols)
 	addr := serveLoopback(t, app).addr
 	testutil.WaitFor(t, 10*time.Second, "the server", func() bool {
@@ -107,19 +214,7 @@ func TestServeDropsSlowHeaders(t *testing.T) {
 		resp.Body.Close()
 		return resp.StatusCode == 200
 	})
-	c, err := net.Dial("tcp", addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	if _, err := io.WriteString(c, "GET /api/ping HTTP/1.1\r\nHost: x\r\n"); err != nil { // no blank line: never finished
-		t.Fatal(err)
-	}
-	_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))
-	b, err := io.ReadAll(c)
-	if ne, ok := err.(net.Error); ok && ne.Timeout() {
-		t.Fatalf("the connection with an unfinished header is still open after 10s (read %q)", b)
-	}
+	return addr
 }
 
 // serving is an App answering on a loopback listener through Serve.

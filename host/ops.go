@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/labstack/echo/v4"
+	"github.com/zealgo/zealgo/internal/deadline"
 	"github.com/zealgo/zealgo/internal/logbuf"
 	"go.opentelemetry.io/otel/trace"
 )
@@ -192,8 +193,9 @@ func (a *App) observe(st *reqState, r *http.Request, res *echo.Response, start t
 
 // clockBase is the origin of the requests' start times: a reading of
 // the monotonic clock alone (time.Since) costs less than time.Now, which
-// reads the wall clock too.
-var clockBase = time.Now()
+// reads the wall clock too. It is the origin of the shared clock of
+// internal/deadline (App.arrival).
+var clockBase = deadline.Base()
 
 // startObserving counts the request of st in flight and returns its
 // start (since clockBase, read when it came in); observe counts it out.

@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -130,5 +131,55 @@ func TestSymlinkOutOfAPI(t *testing.T) {
 		if rec.Code != want || strings.Contains(rec.Body.String(), "leaked") {
 			t.Errorf("%s: %d %s, want %d", path, rec.Code, rec.Body.String(), want)
 		}
+	}
+}
+
+// TestRouteCache: the cache answers a known path with the route resolved
+// the first time, caches no error and no long path, stays within
+// routeCacheSize entries, and is safe to use from many goroutines.
+func TestRouteCache(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "api")
+	var c routeCache
+	get := func(target string) (apiRoute, *Error) {
+		return c.resolve(dir, httptest.NewRequest(http.MethodGet, target, nil))
+	}
+	size := func() int {
+		n := 0
+		c.m.Range(func(any, any) bool { n++; return true })
+		return n
+	}
+	rt, e := get("/api/admin/users/delete")
+	if e != nil || rt.module != "admin/users" || rt.action != "delete" ||
+		rt.file != filepath.Join(dir, "admin", "users", "delete.go") {
+		t.Fatalf("resolve: %+v, %v", rt, e)
+	}
+	if again, e := get("/api/admin/users/delete"); e != nil || again != rt || size() != 1 {
+		t.Fatalf("cached: %+v, %v, %d entries", again, e, size())
+	}
+	if _, e := get("/api/../x"); e == nil || size() != 1 {
+		t.Fatalf("a bad path: %v, %d entries", e, size())
+	}
+	if _, e := get("/api/" + strings.Repeat("a", routeKeyMax)); e != nil || size() != 1 {
+		t.Fatalf("a long path: %v, %d entries", e, size())
+	}
+	done := make(chan struct{})
+	for g := range 4 {
+		go func() {
+			defer func() { done <- struct{}{} }()
+			for i := range routeCacheSize {
+				target := "/api/m" + strconv.Itoa(g) + "/a" + strconv.Itoa(i)
+				if rt, e := get(target); e != nil || rt.action != "a"+strconv.Itoa(i) {
+					t.Errorf("%s: %+v, %v", target, rt, e)
+					return
+				}
+			}
+		}()
+	}
+	for range 4 {
+		<-done
+	}
+	// Each goroutine may have stored one more past an emptying.
+	if n := size(); n == 0 || n > routeCacheSize+4 {
+		t.Fatalf("%d entries after %d paths, want at most %d", n, 4*routeCacheSize, routeCacheSize+4)
 	}
 }

@@ -36,6 +36,7 @@ type Response struct {
 	// when it has read each request's header (net/http's WriteTimeout);
 	// extended starts as the request's arrival.
 	srvDeadline bool
+	coarse      bool // its times may come from the shared clock (clockNow)
 }
 
 // BeforeCommit registers f to run once, just before the header is sent:
@@ -121,7 +122,7 @@ func (r *Response) extendWrite(force bool) {
 	if r.writeTimeout <= 0 {
 		return
 	}
-	now := time.Since(clockBase)
+	now := clockNow(r.coarse)
 	if !force && r.extended != 0 && now-r.extended < writeSlack(r.writeTimeout) {
 		return
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/labstack/echo/v4"
+	"github.com/zealgo/zealgo/internal/deadline"
 )
 
 // The request state. Everything the framework needs for one request lives
@@ -34,6 +35,8 @@ type hotPath struct {
 	response   echo.Response // a fresh outermost response, copied into each state
 	routes     routeCache    // resolved /api/ paths (route.go)
 	staticFast bool          // static files may skip the router (serveStaticFast)
+	// coarse: a request's times may come from the shared clock (arrival).
+	coarse bool
 }
 
 // reqState travels in the request context from the outermost layer to the
@@ -87,7 +90,7 @@ func (a *App) takeState(r *http.Request) *reqState {
 		st.res = &st.resv
 	}
 	st.parent = r.Context()
-	st.start = time.Since(clockBase)
+	st.start = a.arrival()
 	st.srvDeadline = false
 	if a.cfg.WriteTimeout > 0 {
 		srv, _ := st.parent.Value(http.ServerContextKey).(*http.Server)
@@ -95,6 +98,33 @@ func (a *App) takeState(r *http.Request) *reqState {
 	}
 	st.id = st.newID(r)
 	return st
+}
+
+// arrival returns the time since clockBase of a request that comes in
+// now (clockNow).
+func (a *App) arrival() time.Duration { return clockNow(a.hot.coarse) }
+
+// clockNow returns the time since clockBase. While Serve runs, the shared
+// clock of its connections (internal/deadline) gives it with an atomic
+// load, rounded up by a tick so that no limit counted from it passes
+// early, if coarse: when every time limit counted from it is a second or
+// more and no request's duration is observed (ops.go: the access log and
+// metrics want it exact). Else the monotonic clock gives it.
+func clockNow(coarse bool) time.Duration {
+	if coarse {
+		if d, ok := deadline.Now(); ok {
+			return d + deadline.DefaultTick
+		}
+	}
+	return time.Since(clockBase)
+}
+
+// coarseTimes reports whether the time limits of cfg counted from a
+// request's arrival or its response are all off or a second or more, so
+// that a tick of the shared clock is nothing next to them.
+func coarseTimes(cfg *Config) bool {
+	coarse := func(d time.Duration) bool { return d <= 0 || d >= time.Second }
+	return coarse(cfg.MaxExecutionTime) && coarse(cfg.WriteTimeout)
 }
 
 // putState gives st back to the pool, unless something may still use it.

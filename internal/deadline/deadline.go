@@ -1,0 +1,286 @@
+// Package deadline enforces the read and write deadlines of a listener's
+// TCP connections with one coarse clock, so that a server that sets
+// deadlines on every request (net/http's ReadHeaderTimeout, WriteTimeout
+// and IdleTimeout set four or five per request on a kept-alive
+// connection) does not pay for a clock read and a runtime timer change
+// each time.
+//
+// A deadline at least Options.Precise ahead is only recorded: a watcher
+// goroutine, ticking every Options.Tick while connections are open,
+// finds it passed and sets it on the connection then, which ends a
+// blocked Read or Write with os.ErrDeadlineExceeded, as the deadline
+// itself would have. Such a deadline therefore takes effect never before
+// it passes and at most one tick after. A nearer deadline (a test's, a
+// handler's short one), a past one (net/http's way of waking a pending
+// read) and a cleared one go to the connection at once, exactly as
+// without this package.
+//
+// The watchers' readings make a clock shared by the process (Now): code
+// that needs the time of a request only to a tick, while connections are
+// open, reads it with an atomic load instead of the system clock.
+//
+// Only *net.TCPConn connections are wrapped; the wrapper embeds it, so
+// that sendfile (ReadFrom), CloseWrite and the other methods of the
+// connection are still there. NetConn returns the connection itself.
+package deadline
+
+import (
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// DefaultTick is the watchers' Tick unless Options set another.
+const DefaultTick = 100 * time.Millisecond
+
+// The shared clock: the watchers' readings of the monotonic clock.
+var (
+	base    = time.Now()
+	clock   atomic.Int64 // since base, at the latest tick of any watcher
+	running atomic.Int32 // watchers running
+)
+
+// Base returns the origin of Now.
+func Base() time.Time { return base }
+
+// Now returns the shared clock, read by an atomic load: the time since
+// Base at the latest tick of a running watcher (at most its Tick ago),
+// and whether one runs. With none, the clock stands still.
+func Now() (time.Duration, bool) {
+	return time.Duration(clock.Load()), running.Load() > 0
+}
+
+// advance moves the shared clock to now, unless another watcher moved it
+// further.
+func advance(now int64) {
+	for {
+		old := clock.Load()
+		if now <= old || clock.CompareAndSwap(old, now) {
+			return
+		}
+	}
+}
+
+// Options tune a listener's deadlines; the zero value is the default.
+type Options struct {
+	// Tick is how often the watcher looks for deadlines that have passed:
+	// how late at most a coarse deadline takes effect. Default
+	// DefaultTick.
+	Tick time.Duration
+	// Precise: a deadline nearer than this is set on the connection at
+	// once. Default 1s; a negative value records every future deadline.
+	Precise time.Duration
+}
+
+// Listen returns ln whose TCP connections have coarse deadlines.
+func Listen(ln net.Listener, o Options) net.Listener {
+	if o.Tick <= 0 {
+		o.Tick = DefaultTick
+	}
+	if o.Precise == 0 {
+		o.Precise = time.Second
+	}
+	return &listener{Listener: ln, w: &watcher{tick: o.Tick, precise: max(o.Precise, 0)}}
+}
+
+// listener wraps the connections its Listener accepts.
+type listener struct {
+	net.Listener
+	w *watcher
+}
+
+// Accept returns the next connection, wrapped if it is a TCP connection.
+func (l *listener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	tc, ok := c.(*net.TCPConn)
+	if !ok {
+		return c, nil
+	}
+	dc := &Conn{TCPConn: tc, w: l.w}
+	dc.read.apply, dc.write.apply = tc.SetReadDeadline, tc.SetWriteDeadline
+	l.w.add(dc)
+	return dc, nil
+}
+
+// Conn is a TCP connection whose far deadlines the watcher enforces.
+type Conn struct {
+	*net.TCPConn
+	w   *watcher
+	idx int // in w.conns; guarded by w.mu
+
+	mu          sync.Mutex // guards the sides' applied and closed
+	read, write side
+	closed      bool
+}
+
+// side is the read or the write deadline of a Conn.
+type side struct {
+	// at is the recorded deadline (since Base), 0 if none:
+	// written under Conn.mu, read by the watcher without it.
+	at      atomic.Int64
+	applied bool // the connection itself has a deadline set
+	apply   func(time.Time) error
+}
+
+// NetConn returns the underlying connection.
+func (c *Conn) NetConn() net.Conn { return c.TCPConn }
+
+// SetDeadline sets the read and the write deadline.
+func (c *Conn) SetDeadline(t time.Time) error {
+	if err := c.SetReadDeadline(t); err != nil {
+		return err
+	}
+	return c.SetWriteDeadline(t)
+}
+
+// SetReadDeadline sets the read deadline (net.Conn).
+func (c *Conn) SetReadDeadline(t time.Time) error { return c.set(&c.read, t) }
+
+// SetWriteDeadline sets the write deadline (net.Conn).
+func (c *Conn) SetWriteDeadline(t time.Time) error { return c.set(&c.write, t) }
+
+// set records t on s when it is far enough ahead, else sets it on the
+// connection; recording a deadline lifts the connection's own. It takes
+// no defer: net/http calls it several times per request.
+func (c *Conn) set(s *side, t time.Time) error {
+	var at int64 // since Base; monotonic when t has it
+	if !t.IsZero() {
+		at = int64(t.Sub(base)) // saturates
+	}
+	c.mu.Lock()
+	switch {
+	case c.closed:
+		c.mu.Unlock()
+		return s.apply(t) // the closed connection's error
+	case t.IsZero():
+		s.at.Store(0)
+		if !s.applied {
+			c.mu.Unlock()
+			return nil
+		}
+	case at >= clock.Load()+int64(c.w.precise): // no overflow: at may be MinInt64
+		s.at.Store(at)
+		if !s.applied {
+			c.mu.Unlock()
+			return nil
+		}
+		t = time.Time{}
+	default:
+		s.at.Store(0)
+	}
+	s.applied = !t.IsZero()
+	err := s.apply(t)
+	c.mu.Unlock()
+	return err
+}
+
+// due reports whether a recorded deadline has passed at now.
+func (c *Conn) due(now int64) bool {
+	r, w := c.read.at.Load(), c.write.at.Load()
+	return r != 0 && r <= now || w != 0 && w <= now
+}
+
+// expire sets the recorded deadlines that have passed at now on the
+// connection, which ends what blocks on them.
+func (c *Conn) expire(now int64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, s := range [...]*side{&c.read, &c.write} {
+		if at := s.at.Load(); at != 0 && at <= now && !c.closed {
+			s.at.Store(0)
+			s.applied = true
+			_ = s.apply(base.Add(time.Duration(at)))
+		}
+	}
+}
+
+// Close closes the connection and stops watching it.
+func (c *Conn) Close() error {
+	c.mu.Lock()
+	closed := c.closed
+	c.closed = true
+	c.mu.Unlock()
+	if !closed {
+		c.w.remove(c)
+	}
+	return c.TCPConn.Close()
+}
+
+// watcher enforces the recorded deadlines of a listener's open
+// connections. Its goroutine runs while there are some.
+type watcher struct {
+	tick    time.Duration
+	precise time.Duration
+
+	mu      sync.Mutex
+	conns   []*Conn
+	running bool
+	due     []*Conn // scratch of run
+}
+
+// add watches c, starting the goroutine if it is not running.
+func (w *watcher) add(c *Conn) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	c.idx = len(w.conns)
+	w.conns = append(w.conns, c)
+	if !w.running {
+		w.running = true
+		advance(int64(time.Since(base)))
+		running.Add(1)
+		go w.run()
+	}
+}
+
+// remove stops watching c.
+func (w *watcher) remove(c *Conn) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	last := len(w.conns) - 1
+	w.conns[c.idx] = w.conns[last]
+	w.conns[c.idx].idx = c.idx
+	w.conns[last] = nil
+	w.conns = w.conns[:last]
+}
+
+// run ticks until no connection is left, expiring the deadlines that
+// have passed.
+func (w *watcher) run() {
+	t := time.NewTicker(w.tick)
+	defer t.Stop()
+	for range t.C {
+		now := int64(time.Since(base))
+		advance(now)
+		due, more := w.collect(now)
+		for i, c := range due {
+			c.expire(now)
+			due[i] = nil
+		}
+		if !more {
+			return
+		}
+	}
+}
+
+// collect returns the connections with a deadline passed at now, and
+// whether any connection is left; with none, the goroutine ends.
+func (w *watcher) collect(now int64) ([]*Conn, bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if len(w.conns) == 0 {
+		w.running = false
+		running.Add(-1)
+		return nil, false
+	}
+	w.due = w.due[:0]
+	for _, c := range w.conns {
+		if c.due(now) {
+			w.due = append(w.due, c)
+		}
+	}
+	return w.due, true
+}
