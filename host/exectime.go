@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"cmp"
 	"fmt"
+	"math"
 	"net"
 	"net/http"
 	"strconv"
@@ -47,20 +48,23 @@ func (a *App) serveLimited(st *reqState, w http.ResponseWriter, r *http.Request,
 	l := st.lim
 	l.on, l.a, l.st, l.r, l.w, l.limit = true, a, st, r, w, a.cfg.MaxExecutionTime
 	l.lw.reset(w, r.ProtoMajor == 1 && hijackable(w))
-	l.late.state.Store(running)
 	start := int64(st.start) + 1 // never 0
 	l.start.Store(start)
 	switch {
 	case l.timer == nil:
 		l.fired = make(chan struct{}, 1)
+		// Made idle, then set: check, which uses l.timer, runs after the
+		// Reset, not merely after AfterFunc returned.
+		l.timer = time.AfterFunc(time.Duration(math.MaxInt64), l.check)
 		l.armed.Store(true)
-		l.timer = time.AfterFunc(l.limit, l.check)
-	case l.armed.CompareAndSwap(false, true):
+		l.timer.Reset(l.limit)
+	case !l.armed.Load() && l.armed.CompareAndSwap(false, true): // a load first: no locked operation when armed
 		l.timer.Reset(l.limit)
 	}
 	p := l.run(next)
 	if !l.start.CompareAndSwap(start, 0) { // check claimed the request
-		<-l.fired // expire has run: what it wrote happened before this
+		<-l.fired // expire has run (and armed the late watch): what it wrote happened before this
+		l.late.end()
 		if l.lw.expired {
 			return // answered 503; a panic past the limit has been logged
 		}
@@ -121,7 +125,6 @@ type limitState struct {
 func (l *limitState) run(next http.Handler) (p any) {
 	defer func() {
 		p = recover()
-		l.late.end()
 		if p != nil && p != http.ErrAbortHandler && l.lw.isExpired() {
 			// The client has its 503: nobody else will hear of this panic.
 			l.a.log.Error("panic past the execution time limit", "path", l.r.URL.Path, "panic", recovered(p).desc)
@@ -141,6 +144,10 @@ func (l *limitState) expire() {
 	}
 	a, r, w := l.a, l.r, l.w
 	l.keep = true // the handler runs on with the state
+	// The late watch is only set up here, on a claimed request, which
+	// serveLimited ends (late.end) once this has run: a request within
+	// its limit touches neither.
+	l.late.state.Store(running)
 	l.late.arm(a, r, l.limit, lateGrace(l.limit))
 	l.st.cancel()
 	unblockBody(w, !l.lw.direct)
@@ -292,8 +299,10 @@ type limitWriter struct {
 	h      http.Header
 	direct bool
 
-	mu      sync.Mutex
-	started bool // the header went out (or the connection was hijacked)
+	mu sync.Mutex
+	// started: the header went out (or the connection was hijacked);
+	// written under mu, read without it once true (begin).
+	started atomic.Bool
 	expired bool // the 503 went out instead
 }
 
@@ -301,7 +310,8 @@ type limitWriter struct {
 // header map of an indirect one is reused, emptied.
 func (lw *limitWriter) reset(w http.ResponseWriter, direct bool) {
 	lw.w, lw.direct = w, direct
-	lw.started, lw.expired = false, false
+	lw.started = atomic.Bool{} // a plain store: no other goroutine sees lw yet
+	lw.expired = false
 	if direct {
 		return
 	}
@@ -322,14 +332,17 @@ func (lw *limitWriter) Header() http.Header {
 // built, unless the limit has passed; once started, the response belongs
 // to the handler alone.
 func (lw *limitWriter) begin() bool {
+	if lw.started.Load() { // expire no longer changes anything
+		return true
+	}
 	lw.mu.Lock()
 	defer lw.mu.Unlock()
 	if lw.expired {
 		return false
 	}
-	if !lw.started {
+	if !lw.started.Load() {
 		lw.copyHeader()
-		lw.started = true
+		lw.started.Store(true)
 	}
 	return true
 }
@@ -399,7 +412,7 @@ func (lw *limitWriter) isExpired() bool {
 func (lw *limitWriter) expire() bool {
 	lw.mu.Lock()
 	defer lw.mu.Unlock()
-	if lw.started {
+	if lw.started.Load() {
 		return false
 	}
 	lw.expired = true
@@ -413,7 +426,7 @@ func (lw *limitWriter) expire() bool {
 func (lw *limitWriter) finish(p any) {
 	switch {
 	case lw.direct:
-	case lw.started:
+	case lw.started.Load():
 		lw.copyTrailers()
 	default:
 		lw.copyHeader()

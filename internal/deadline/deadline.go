@@ -112,17 +112,22 @@ type Conn struct {
 	w   *watcher
 	idx int // in w.conns; guarded by w.mu
 
-	mu          sync.Mutex // guards the sides' applied and closed
+	// mu serializes what sets a deadline on the connection itself (a near
+	// one, lifting one, the watcher's expiry) and Close; recording a far
+	// deadline takes no lock.
+	mu          sync.Mutex
 	read, write side
-	closed      bool
+	closed      atomic.Bool // written under mu
 }
 
 // side is the read or the write deadline of a Conn.
 type side struct {
-	// at is the recorded deadline (since Base), 0 if none:
-	// written under Conn.mu, read by the watcher without it.
-	at      atomic.Int64
-	applied bool // the connection itself has a deadline set
+	// at is the recorded deadline (since Base), 0 if none.
+	at atomic.Int64
+	// applied: the connection itself has a deadline set (a near one, or
+	// one the watcher expired). Written under Conn.mu; while it is false,
+	// a far deadline or none is only recorded.
+	applied atomic.Bool
 	apply   func(time.Time) error
 }
 
@@ -143,37 +148,53 @@ func (c *Conn) SetReadDeadline(t time.Time) error { return c.set(&c.read, t) }
 // SetWriteDeadline sets the write deadline (net.Conn).
 func (c *Conn) SetWriteDeadline(t time.Time) error { return c.set(&c.write, t) }
 
-// set records t on s when it is far enough ahead, else sets it on the
-// connection; recording a deadline lifts the connection's own. It takes
-// no defer: net/http calls it several times per request.
+// set records t on s when it is far enough ahead (or zero), else sets it
+// on the connection. A recorded deadline takes one atomic store, unless
+// the connection has one of its own to lift (lift). It takes no defer:
+// net/http calls it several times per request.
 func (c *Conn) set(s *side, t time.Time) error {
-	var at int64 // since Base; monotonic when t has it
+	var at int64 // since Base; monotonic when t has it; 0: none
 	if !t.IsZero() {
-		at = int64(t.Sub(base)) // saturates
+		// t.Sub saturates, so at may be MinInt64: the test adds to the
+		// clock rather than subtract from at, which could overflow.
+		at = int64(t.Sub(base))
+		if at < clock.Load()+int64(c.w.precise) {
+			return c.setNear(s, t)
+		}
 	}
+	s.at.Store(at)
+	if !s.applied.Load() && !c.closed.Load() {
+		return nil
+	}
+	return c.lift(s, at, t)
+}
+
+// setNear sets a near or past deadline on the connection.
+func (c *Conn) setNear(s *side, t time.Time) error {
 	c.mu.Lock()
-	switch {
-	case c.closed:
+	if !c.closed.Load() {
+		s.applied.Store(true) // before at: a far set meanwhile then lifts t
+		s.at.Store(0)
+	}
+	err := s.apply(t)
+	c.mu.Unlock()
+	return err
+}
+
+// lift records at (t: a far deadline or none) and lifts the deadline set
+// on the connection itself.
+func (c *Conn) lift(s *side, at int64, t time.Time) error {
+	c.mu.Lock()
+	if c.closed.Load() {
 		c.mu.Unlock()
 		return s.apply(t) // the closed connection's error
-	case t.IsZero():
-		s.at.Store(0)
-		if !s.applied {
-			c.mu.Unlock()
-			return nil
-		}
-	case at >= clock.Load()+int64(c.w.precise): // no overflow: at may be MinInt64
-		s.at.Store(at)
-		if !s.applied {
-			c.mu.Unlock()
-			return nil
-		}
-		t = time.Time{}
-	default:
-		s.at.Store(0)
 	}
-	s.applied = !t.IsZero()
-	err := s.apply(t)
+	s.at.Store(at) // again: the watcher may have taken it meanwhile
+	var err error
+	if s.applied.Load() {
+		s.applied.Store(false)
+		err = s.apply(time.Time{})
+	}
 	c.mu.Unlock()
 	return err
 }
@@ -185,24 +206,34 @@ func (c *Conn) due(now int64) bool {
 }
 
 // expire sets the recorded deadlines that have passed at now on the
-// connection, which ends what blocks on them.
+// connection, which ends what blocks on them. A deadline recorded
+// meanwhile wins: the watcher marks the side applied before it takes the
+// deadline, so that a set that stores a new one after that lifts what it
+// applies.
 func (c *Conn) expire(now int64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.closed.Load() {
+		return
+	}
 	for _, s := range [...]*side{&c.read, &c.write} {
-		if at := s.at.Load(); at != 0 && at <= now && !c.closed {
-			s.at.Store(0)
-			s.applied = true
-			_ = s.apply(base.Add(time.Duration(at)))
+		at := s.at.Load()
+		if at == 0 || at > now {
+			continue
 		}
+		was := s.applied.Swap(true)
+		if !s.at.CompareAndSwap(at, 0) {
+			s.applied.Store(was) // replaced: not due any more
+			continue
+		}
+		_ = s.apply(base.Add(time.Duration(at)))
 	}
 }
 
 // Close closes the connection and stops watching it.
 func (c *Conn) Close() error {
 	c.mu.Lock()
-	closed := c.closed
-	c.closed = true
+	closed := c.closed.Swap(true)
 	c.mu.Unlock()
 	if !closed {
 		c.w.remove(c)

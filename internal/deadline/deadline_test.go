@@ -65,7 +65,7 @@ func pair(t *testing.T, o Options) (*Conn, net.Conn) {
 func (c *Conn) state(s *side) (applied bool, at int64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return s.applied, s.at.Load()
+	return s.applied.Load(), s.at.Load()
 }
 
 // timedOut fails unless err is a deadline's.
@@ -304,6 +304,39 @@ func TestConcurrentDeadlines(t *testing.T) {
 		})
 	}
 	wg.Wait()
+}
+
+// Near, far and no deadlines set on one side from several goroutines
+// while the watcher expires some: whatever set comes last decides, and
+// nothing the others applied is left on the connection.
+func TestMixedSetters(t *testing.T) {
+	c, client := pair(t, Options{Tick: time.Millisecond, Precise: 20 * time.Millisecond})
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Go(func() {
+			for i := range 2000 {
+				switch (g + i) % 4 {
+				case 0:
+					c.SetReadDeadline(time.Now().Add(time.Millisecond)) // near
+				case 1:
+					c.SetReadDeadline(time.Now().Add(25 * time.Millisecond)) // far, soon due
+				case 2:
+					c.SetReadDeadline(time.Time{})
+				default:
+					c.SetReadDeadline(time.Now().Add(-time.Second)) // past
+				}
+			}
+		})
+	}
+	wg.Wait()
+	c.SetReadDeadline(time.Now().Add(time.Hour))
+	if applied, at := c.state(&c.read); applied || at == 0 {
+		t.Fatalf("after a far deadline: applied %v, recorded %d", applied, at)
+	}
+	time.AfterFunc(50*time.Millisecond, func() { client.Write([]byte("x")) })
+	if _, err := c.Read(make([]byte, 1)); err != nil {
+		t.Fatalf("a read under a far deadline: %v", err)
+	}
 }
 
 // An http.Server over the listener: kept-alive requests, the header
