@@ -1,5 +1,6 @@
 //go:build ignore
 
+// Part of the Echo reference (Echo is imported only in host/ and here).
 // This file is copied, without its build line, beside the main package of
 // the program `zealgo build` generates for bench/app (bench/inproc.sh): it
 // compares the request path of the built handlers with bare Echo's in
