@@ -1,7 +1,6 @@
 package host_test
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"io"
@@ -130,26 +129,14 @@ func TestServeIdleTimeout(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	br := bufio.NewReader(c)
-	ping := func() {
-		t.Helper()
-		io.WriteString(c, "GET /api/ping HTTP/1.1\r\nHost: x\r\n\r\n")
-		res, err := http.ReadResponse(br, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		io.Copy(io.Discard, res.Body)
-		res.Body.Close()
-		if res.StatusCode != http.StatusOK {
-			t.Fatalf("ping: %d", res.StatusCode)
-		}
-	}
-	ping()
+	ask := askOn(t, c)
+	const ping = "GET /api/ping HTTP/1.1\r\nHost: x\r\n\r\n"
+	ask("ping", ping, http.StatusOK)
 	time.Sleep(idle / 2)
-	ping() // within the idle timeout: same connection
+	ask("ping within the idle timeout", ping, http.StatusOK) // same connection
 	start := time.Now()
 	_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))
-	if _, err := br.ReadByte(); err != io.EOF {
+	if _, err := c.Read(make([]byte, 1)); err != io.EOF {
 		t.Fatalf("an idle connection: %v after %v, want EOF", err, time.Since(start))
 	}
 	// The server's idle time began as it sent the answer, a little before
@@ -163,13 +150,10 @@ func TestServeIdleTimeout(t *testing.T) {
 // the shared clock of the connections when the limits are a second or
 // more; the execution limit still passes neither early nor much late.
 func TestServeLimitSharedClock(t *testing.T) {
-	root := testutil.WriteTree(t, map[string]string{
+	base := "http://" + serveTree(t, map[string]string{
 		"api/slow.go": sleeper("slow", "3*time.Second"),
 		"api/fair.go": sleeper("fair", "600*time.Millisecond"),
-	})
-	app := host.New(host.WithRoot(root), host.WithLogOutput(&testutil.Buffer{}, 0), host.WithMaxExecutionTime(time.Second))
-	app.Symbols(symbols.Symbols)
-	base := "http://" + serveLoopback(t, app).addr
+	}, "/api/fair", host.WithMaxExecutionTime(time.Second))
 	get := func(path string) (int, time.Duration) {
 		t.Helper()
 		start := time.Now()
@@ -181,13 +165,6 @@ func TestServeLimitSharedClock(t *testing.T) {
 		resp.Body.Close()
 		return resp.StatusCode, time.Since(start)
 	}
-	testutil.WaitFor(t, 10*time.Second, "the server", func() bool {
-		resp, err := http.Get(base + "/api/fair")
-		if err == nil {
-			resp.Body.Close()
-		}
-		return err == nil
-	})
 	if code, d := get("/api/slow"); code != http.StatusServiceUnavailable || d < time.Second || d >= 3*time.Second {
 		t.Errorf("past the limit: %d after %v, want 503 after 1s and before the handler's 3s", code, d)
 	}
@@ -200,14 +177,21 @@ func TestServeLimitSharedClock(t *testing.T) {
 // changed by conf, and returns its address once it answers.
 func servePing(t *testing.T, conf func(*host.Config)) string {
 	t.Helper()
-	root := testutil.WriteTree(t, map[string]string{
+	return serveTree(t, map[string]string{
 		"api/ping.go": "//go:build ignore\n\npackage main\n\nimport \"github.com/zealgo/zealgo/host\"\n\nvar ping = func(api *host.API) any { return \"pong\" }\n",
-	})
-	app := host.New(host.WithRoot(root), host.WithLogOutput(&testutil.Buffer{}, 0), host.WithConfig(conf))
+	}, "/api/ping", host.WithConfig(conf))
+}
+
+// serveTree serves the files through Serve with opts, and returns its
+// address once path answers 200.
+func serveTree(t *testing.T, files map[string]string, path string, opts ...host.Option) string {
+	t.Helper()
+	opts = append([]host.Option{host.WithRoot(testutil.WriteTree(t, files)), host.WithLogOutput(&testutil.Buffer{}, 0)}, opts...)
+	app := host.New(opts...)
 	app.Symbols(symbols.Symbols)
 	addr := serveLoopback(t, app).addr
 	testutil.WaitFor(t, 10*time.Second, "the server", func() bool {
-		resp, err := http.Get("http://" + addr + "/api/ping")
+		resp, err := http.Get("http://" + addr + path)
 		if err != nil {
 			return false
 		}

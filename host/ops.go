@@ -194,7 +194,7 @@ func (a *App) observe(st *reqState, r *http.Request, res *echo.Response, start t
 // clockBase is the origin of the requests' start times: a reading of
 // the monotonic clock alone (time.Since) costs less than time.Now, which
 // reads the wall clock too. It is the origin of the shared clock of
-// internal/deadline (App.arrival).
+// internal/deadline (clockNow).
 var clockBase = deadline.Base()
 
 // startObserving counts the request of st in flight and returns its

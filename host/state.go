@@ -35,7 +35,7 @@ type hotPath struct {
 	response   echo.Response // a fresh outermost response, copied into each state
 	routes     routeCache    // resolved /api/ paths (route.go)
 	staticFast bool          // static files may skip the router (serveStaticFast)
-	// coarse: a request's times may come from the shared clock (arrival).
+	// coarse: a request's times may come from the shared clock (clockNow).
 	coarse bool
 }
 
@@ -90,7 +90,7 @@ func (a *App) takeState(r *http.Request) *reqState {
 		st.res = &st.resv
 	}
 	st.parent = r.Context()
-	st.start = a.arrival()
+	st.start = clockNow(a.hot.coarse)
 	st.srvDeadline = false
 	if a.cfg.WriteTimeout > 0 {
 		srv, _ := st.parent.Value(http.ServerContextKey).(*http.Server)
@@ -99,10 +99,6 @@ func (a *App) takeState(r *http.Request) *reqState {
 	st.id = st.newID(r)
 	return st
 }
-
-// arrival returns the time since clockBase of a request that comes in
-// now (clockNow).
-func (a *App) arrival() time.Duration { return clockNow(a.hot.coarse) }
 
 // clockNow returns the time since clockBase. While Serve runs, the shared
 // clock of its connections (internal/deadline) gives it with an atomic
@@ -120,10 +116,11 @@ func clockNow(coarse bool) time.Duration {
 }
 
 // coarseTimes reports whether the time limits of cfg counted from a
-// request's arrival or its response are all off or a second or more, so
-// that a tick of the shared clock is nothing next to them.
+// request's arrival or its response are all off or as long as the
+// deadlines the shared clock enforces (deadline.DefaultPrecise), so that
+// a tick of it is nothing next to them.
 func coarseTimes(cfg *Config) bool {
-	coarse := func(d time.Duration) bool { return d <= 0 || d >= time.Second }
+	coarse := func(d time.Duration) bool { return d <= 0 || d >= deadline.DefaultPrecise }
 	return coarse(cfg.MaxExecutionTime) && coarse(cfg.WriteTimeout)
 }
 

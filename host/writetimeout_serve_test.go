@@ -39,23 +39,7 @@ func TestWriteTimeoutServe(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	br := bufio.NewReader(c)
-	ask := func(what, req string, want int) {
-		t.Helper()
-		c.SetDeadline(time.Now().Add(10 * time.Second))
-		if _, err := io.WriteString(c, req); err != nil {
-			t.Fatalf("%s: %v", what, err)
-		}
-		resp, err := http.ReadResponse(br, nil)
-		if err != nil {
-			t.Fatalf("%s: %v", what, err)
-		}
-		io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
-		if resp.StatusCode != want {
-			t.Fatalf("%s: %d, want %d", what, resp.StatusCode, want)
-		}
-	}
+	ask := askOn(t, c)
 	ask("first request", "GET /api/w/quick HTTP/1.1\r\nHost: t\r\n\r\n", 200)
 	time.Sleep(2 * timeout)
 	ask("after an idle spell", "GET /api/w/quick HTTP/1.1\r\nHost: t\r\n\r\n", 200)
@@ -89,5 +73,27 @@ func TestWriteTimeoutServe(t *testing.T) {
 	resp.Body.Close()
 	if took := time.Since(start); resp.StatusCode != 200 || n != 8<<20 {
 		t.Fatalf("a large file read slowly (%s, write timeout %s): %d, %d of %d bytes", took, timeout, resp.StatusCode, n, 8<<20)
+	}
+}
+
+// askOn returns a func that sends a raw request on the kept-alive
+// connection c and fails unless its answer has the status want.
+func askOn(t *testing.T, c net.Conn) func(what, req string, want int) {
+	br := bufio.NewReader(c)
+	return func(what, req string, want int) {
+		t.Helper()
+		c.SetDeadline(time.Now().Add(10 * time.Second))
+		if _, err := io.WriteString(c, req); err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+		resp, err := http.ReadResponse(br, nil)
+		if err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != want {
+			t.Fatalf("%s: %d, want %d", what, resp.StatusCode, want)
+		}
 	}
 }

@@ -31,8 +31,11 @@ import (
 	"time"
 )
 
-// DefaultTick is the watchers' Tick unless Options set another.
-const DefaultTick = 100 * time.Millisecond
+// The defaults of Options.
+const (
+	DefaultTick    = 100 * time.Millisecond
+	DefaultPrecise = time.Second
+)
 
 // The shared clock: the watchers' readings of the monotonic clock.
 var (
@@ -69,7 +72,8 @@ type Options struct {
 	// DefaultTick.
 	Tick time.Duration
 	// Precise: a deadline nearer than this is set on the connection at
-	// once. Default 1s; a negative value records every future deadline.
+	// once. Default DefaultPrecise; a negative value records every future
+	// deadline.
 	Precise time.Duration
 }
 
@@ -79,7 +83,7 @@ func Listen(ln net.Listener, o Options) net.Listener {
 		o.Tick = DefaultTick
 	}
 	if o.Precise == 0 {
-		o.Precise = time.Second
+		o.Precise = DefaultPrecise
 	}
 	return &listener{Listener: ln, w: &watcher{tick: o.Tick, precise: max(o.Precise, 0)}}
 }
@@ -101,7 +105,6 @@ func (l *listener) Accept() (net.Conn, error) {
 		return c, nil
 	}
 	dc := &Conn{TCPConn: tc, w: l.w}
-	dc.read.apply, dc.write.apply = tc.SetReadDeadline, tc.SetWriteDeadline
 	l.w.add(dc)
 	return dc, nil
 }
@@ -128,11 +131,18 @@ type side struct {
 	// one the watcher expired). Written under Conn.mu; while it is false,
 	// a far deadline or none is only recorded.
 	applied atomic.Bool
-	apply   func(time.Time) error
 }
 
 // NetConn returns the underlying connection.
 func (c *Conn) NetConn() net.Conn { return c.TCPConn }
+
+// apply sets t as the deadline of side s on the connection itself.
+func (c *Conn) apply(s *side, t time.Time) error {
+	if s == &c.read {
+		return c.TCPConn.SetReadDeadline(t)
+	}
+	return c.TCPConn.SetWriteDeadline(t)
+}
 
 // SetDeadline sets the read and the write deadline.
 func (c *Conn) SetDeadline(t time.Time) error {
@@ -176,7 +186,7 @@ func (c *Conn) setNear(s *side, t time.Time) error {
 		s.applied.Store(true) // before at: a far set meanwhile then lifts t
 		s.at.Store(0)
 	}
-	err := s.apply(t)
+	err := c.apply(s, t)
 	c.mu.Unlock()
 	return err
 }
@@ -187,13 +197,13 @@ func (c *Conn) lift(s *side, at int64, t time.Time) error {
 	c.mu.Lock()
 	if c.closed.Load() {
 		c.mu.Unlock()
-		return s.apply(t) // the closed connection's error
+		return c.apply(s, t) // the closed connection's error
 	}
 	s.at.Store(at) // again: the watcher may have taken it meanwhile
 	var err error
 	if s.applied.Load() {
 		s.applied.Store(false)
-		err = s.apply(time.Time{})
+		err = c.apply(s, time.Time{})
 	}
 	c.mu.Unlock()
 	return err
@@ -226,7 +236,7 @@ func (c *Conn) expire(now int64) {
 			s.applied.Store(was) // replaced: not due any more
 			continue
 		}
-		_ = s.apply(base.Add(time.Duration(at)))
+		_ = c.apply(s, base.Add(time.Duration(at)))
 	}
 }
 
