@@ -86,11 +86,13 @@ type Config struct {
 	// Default none. The serve flag --trusted-proxies sets it.
 	TrustedProxies []string
 	// FrameAncestors is the source list of the frame-ancestors directive
-	// sent as Content-Security-Policy on every response, with
-	// X-Frame-Options DENY for 'none' and SAMEORIGIN for 'self', so that
-	// pages cannot be framed by other sites. A handler that sets either
-	// header itself keeps its own. Default "'none'"; "" sends neither. The
-	// serve flag --frame-ancestors sets it.
+	// sent as Content-Security-Policy, with X-Frame-Options DENY for
+	// 'none' and SAMEORIGIN for 'self', so that pages cannot be framed by
+	// other sites: on every response outside /api/, and on every /api/
+	// response that is not JSON (JSON answers have nothing a frame could
+	// show). A handler that sets either header itself keeps its own.
+	// Default "'none'"; "" sends neither. The serve flag --frame-ancestors
+	// sets it.
 	FrameAncestors string
 	// ThrottleLimit and ThrottleWindow are the limit of App.Throttle:
 	// ThrottleLimit failures per key within ThrottleWindow, then 429.

@@ -24,8 +24,10 @@ import (
 //     a handler's response (Config.WriteTimeout) is the Response's
 //     (response.go): set when it starts sending, moved at each flush.
 //   - Frame headers: Content-Security-Policy: frame-ancestors and
-//     X-Frame-Options (Config.FrameAncestors), set before the handler runs,
-//     so that a handler that sets its own keeps it.
+//     X-Frame-Options (Config.FrameAncestors): outside /api/ set before
+//     the handler runs, so that a handler that sets its own keeps it;
+//     under /api/ set just before the header goes out, unless the
+//     response is JSON or the handler set its own (owedFrames).
 //   - Cross-origin protection: http.CrossOriginProtection refuses unsafe
 //     requests that browsers send from other origins
 //     (Config.TrustedOrigins).
@@ -165,15 +167,18 @@ func (a *App) isHTTPS(r *http.Request) bool {
 }
 
 // applyEdge sets, at the start of a request, the frame headers and the
-// body's time limit. The header values come from st's batch, so that
-// setting them costs no allocation of their own.
+// body's time limit. Outside /api/ the frame headers are set at once;
+// under /api/ they are owed (reqState.frames) and set just before the
+// header goes out unless the response is JSON (owedFrames): a frame
+// shows a page, and a JSON answer has nothing to click on.
 func (a *App) applyEdge(w http.ResponseWriter, r *http.Request, st *reqState) {
-	h := w.Header()
-	if a.edge.csp != "" {
-		h["Content-Security-Policy"] = st.vals.one(a.edge.csp)
-	}
-	if a.edge.xfo != "" {
-		h["X-Frame-Options"] = st.vals.one(a.edge.xfo)
+	st.frames = false
+	if a.edge.csp != "" || a.edge.xfo != "" {
+		if isAPIPath(r.URL.Path) {
+			st.frames = true
+		} else {
+			a.setFrames(w.Header(), st)
+		}
 	}
 	if a.cfg.BodyTimeout <= 0 || r.Body == nil || r.Body == http.NoBody {
 		return
@@ -181,6 +186,33 @@ func (a *App) applyEdge(w http.ResponseWriter, r *http.Request, st *reqState) {
 	if dl := deadlinesOf(w); dl != nil && dl.SetReadDeadline(time.Now().Add(a.cfg.BodyTimeout)) == nil {
 		r.Body = &timedBody{ReadCloser: r.Body, dl: dl, timeout: a.cfg.BodyTimeout}
 	}
+}
+
+// setFrames sets the frame headers on h, but not one the handler set
+// itself. The values come from st's batch, so that setting them costs no
+// allocation of their own.
+func (a *App) setFrames(h http.Header, st *reqState) {
+	if a.edge.csp != "" && h["Content-Security-Policy"] == nil {
+		h["Content-Security-Policy"] = st.vals.one(a.edge.csp)
+	}
+	if a.edge.xfo != "" && h["X-Frame-Options"] == nil {
+		h["X-Frame-Options"] = st.vals.one(a.edge.xfo)
+	}
+}
+
+// owedFrames runs in the outermost response (st.res) just before its
+// header goes out, whoever writes it: the frame headers owed by an /api/
+// response (applyEdge) are set unless it is JSON.
+func (st *reqState) owedFrames() {
+	if !st.frames {
+		return
+	}
+	st.frames = false
+	h := st.res.Header()
+	if ct := h["Content-Type"]; len(ct) > 0 && (ct[0] == contentJSON || isJSONType(ct[0])) {
+		return
+	}
+	st.app.setFrames(h, st)
 }
 
 // deadliner sets the deadlines of a response's connection: net/http's

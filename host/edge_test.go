@@ -235,12 +235,19 @@ func TestCrossOriginProtection(t *testing.T) {
 	}
 }
 
-// TestFrameHeaders: every response says it may not be framed by another
-// site, unless the handler says otherwise or the application changes
-// Config.FrameAncestors (issue 14, failure 14).
+// TestFrameHeaders: every page, file and error page says it may not be
+// framed by another site, unless the handler says otherwise or the
+// application changes Config.FrameAncestors (issue 14, failure 14); so
+// does every /api/ response that is not JSON, whoever writes it, while
+// JSON answers, which a frame has nothing to show of, go without.
 func TestFrameHeaders(t *testing.T) {
 	files := map[string]string{
 		"api/f/json.go":     handlerFile("json", `return map[string]any{"ok": true}`),
+		"api/f/problem.go":  handlerFile("problem", `api.Res.Header().Set("Content-Type", "application/problem+json"); return 418`),
+		"api/f/html.go":     handlerFile("html", `return "<form method=post><button>Delete</button></form>"`),
+		"api/f/raw.go":      handlerFile("raw", `api.Res.Write([]byte("plain words")); return nil`),
+		"api/f/own.go":      handlerFile("own", `api.Res.Header().Set("X-Frame-Options", "SAMEORIGIN"); return "<p>mine</p>"`),
+		"api/f/session.go":  handlerFile("session", `api.G().Session.Set("seen", 1); return "<p>seen</p>"`),
 		"public/notes.go":   pageHead + "var notes = func(api *host.API) string { return \"<form method=post><button>Delete</button></form>\" }\n",
 		"public/style.css":  "a{}",
 		"public/embed.go":   pageHead + "var embed = func(api *host.API) string {\n\tapi.Res.Header().Set(\"Content-Security-Policy\", \"default-src 'self'\")\n\tapi.Res.Header().Set(\"X-Frame-Options\", \"SAMEORIGIN\")\n\treturn \"embed\"\n}\n",
@@ -257,10 +264,22 @@ func TestFrameHeaders(t *testing.T) {
 		}
 	}
 	ta := newTestApp(t, files)
-	for _, p := range []string{"/notes", "/api/f/json", "/style.css", "/missing", "/nothing/here"} {
+	for _, p := range []string{"/notes", "/style.css", "/missing", "/nothing/here", "/api/f/html", "/api/f/raw"} {
 		check(t, ta.srv.URL, p, "frame-ancestors 'none'", "DENY")
 	}
+	for _, p := range []string{"/api/f/json", "/api/f/problem", "/api/f/nothing", "/api/f/json?x=1&x=2"} {
+		check(t, ta.srv.URL, p, "", "")
+	}
 	check(t, ta.srv.URL, "/embed", "default-src 'self'", "SAMEORIGIN")
+	check(t, ta.srv.URL, "/api/f/own", "frame-ancestors 'none'", "SAMEORIGIN")
+	// A session's hook, added to the same response, runs beside the frames'.
+	for range 3 {
+		resp, _ := do(t, nil, "GET", ta.srv.URL+"/api/f/session", nil)
+		if resp.Header.Get("X-Frame-Options") != "DENY" || resp.Header.Get("Set-Cookie") == "" {
+			t.Errorf("/api/f/session: X-Frame-Options %q, Set-Cookie %q", resp.Header.Get("X-Frame-Options"), resp.Header.Get("Set-Cookie"))
+		}
+		check(t, ta.srv.URL, "/api/f/json", "", "")
+	}
 	for _, tc := range []struct{ set, csp, xfo string }{
 		{"'self'", "frame-ancestors 'self'", "SAMEORIGIN"},
 		{"https://partner.example", "frame-ancestors https://partner.example", ""},
@@ -268,6 +287,8 @@ func TestFrameHeaders(t *testing.T) {
 	} {
 		other := newTestApp(t, files, host.WithConfig(func(c *host.Config) { c.FrameAncestors = tc.set }))
 		check(t, other.srv.URL, "/notes", tc.csp, tc.xfo)
+		check(t, other.srv.URL, "/api/f/html", tc.csp, tc.xfo)
+		check(t, other.srv.URL, "/api/f/json", "", "")
 	}
 }
 

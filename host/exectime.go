@@ -38,17 +38,19 @@ const codeServiceUnavailable = "service_unavailable"
 // serveLimited serves a request under Config.MaxExecutionTime. The
 // handler runs on the request's own goroutine, watched by the state's
 // timer (check): no goroutine, no hand-off and no timer operation per
-// request, only its start time. When the limit passes before the response
-// started, the timer's goroutine answers 503 (expire) and takes the
-// connection away from the handler: the response is flushed and the
-// connection hijacked and closed, so that it is done (a graceful shutdown
-// need not wait for it) while the handler runs on, its writes dropped;
-// the state is then not reused.
+// request, only its start time, which the response's start or the
+// handler's return takes back with one compare-and-swap (limitWriter.begin,
+// claim). When the limit passes before either, the timer's goroutine
+// claims the request and answers 503 (expire), and takes the connection
+// away from the handler: the response is flushed and the connection
+// hijacked and closed, so that it is done (a graceful shutdown need not
+// wait for it) while the handler runs on, its writes dropped; the state is
+// then not reused.
 func (a *App) serveLimited(st *reqState, w http.ResponseWriter, r *http.Request, next http.Handler) {
 	l := st.lim
 	l.on, l.a, l.st, l.r, l.w, l.limit = true, a, st, r, w, a.cfg.MaxExecutionTime
-	l.lw.reset(w, r.ProtoMajor == 1 && hijackable(w))
 	start := int64(st.start) + 1 // never 0
+	l.lw.reset(l, start, w, r.ProtoMajor == 1 && hijackable(w))
 	l.start.Store(start)
 	switch {
 	case l.timer == nil:
@@ -62,12 +64,10 @@ func (a *App) serveLimited(st *reqState, w http.ResponseWriter, r *http.Request,
 		l.timer.Reset(l.limit)
 	}
 	p := l.run(next)
-	if !l.start.CompareAndSwap(start, 0) { // check claimed the request
+	if !l.lw.claim() { // check claimed the request
 		<-l.fired // expire has run (and armed the late watch): what it wrote happened before this
 		l.late.end()
-		if l.lw.expired {
-			return // answered 503; a panic past the limit has been logged
-		}
+		return // answered 503; a panic past the limit has been logged
 	}
 	l.lw.finish(p)
 }
@@ -76,8 +76,9 @@ func (a *App) serveLimited(st *reqState, w http.ResponseWriter, r *http.Request,
 // whenever a request may be under way, and never due later than the
 // request's limit: set to the limit when a request finds it idle, then
 // from here to the limit of the request under way. A request past its
-// limit is claimed (start -1) and expired; with none under way the timer
-// rests until the next request.
+// limit whose response has not started is claimed (start -1) and
+// expired; with none under way (or its response started) the timer rests
+// until the next request.
 func (l *limitState) check() {
 	for {
 		s := l.start.Load()
@@ -104,11 +105,14 @@ func (l *limitState) check() {
 
 // limitState is the execution limit of one request, part of its state.
 type limitState struct {
-	on    bool          // the request runs under the limit
-	keep  bool          // the limit passed: the state is not reused
-	timer *time.Timer   // runs check
-	armed atomic.Bool   // timer is pending
-	start atomic.Int64  // the request's start (clockBase + start-1); 0: none; -1: past its limit
+	on    bool        // the request runs under the limit
+	keep  bool        // the limit passed: the state is not reused
+	timer *time.Timer // runs check
+	armed atomic.Bool // timer is pending
+	// start is the request's start (clockBase + start-1) while the limit
+	// applies to it; 0: no request, or its response has started; -1:
+	// past its limit, claimed by check.
+	start atomic.Int64
 	fired chan struct{} // expire has run
 	lw    limitWriter
 	late  lateWatch
@@ -125,7 +129,7 @@ type limitState struct {
 func (l *limitState) run(next http.Handler) (p any) {
 	defer func() {
 		p = recover()
-		if p != nil && p != http.ErrAbortHandler && l.lw.isExpired() {
+		if p != nil && p != http.ErrAbortHandler && l.start.Load() == -1 {
 			// The client has its 503: nobody else will hear of this panic.
 			l.a.log.Error("panic past the execution time limit", "path", l.r.URL.Path, "panic", recovered(p).desc)
 		}
@@ -134,14 +138,14 @@ func (l *limitState) run(next http.Handler) (p any) {
 	return nil
 }
 
-// expire runs on the timer's goroutine when the limit passes. Unless the
-// response has started (it then runs to its end), it answers 503 on the
-// connection, which the handler can no longer write to, and closes it.
+// expire runs on the timer's goroutine when the limit passes, for a
+// request it claimed, whose response has not started and now cannot: it
+// answers 503 on the connection, which the handler can no longer write
+// to, and closes it.
 func (l *limitState) expire() {
 	defer func() { l.fired <- struct{}{} }()
-	if !l.lw.expire() {
-		return
-	}
+	l.lw.mu.Lock() // an informational response being sent goes first
+	defer l.lw.mu.Unlock()
 	a, r, w := l.a, l.r, l.w
 	l.keep = true // the handler runs on with the state
 	// The late watch is only set up here, on a claimed request, which
@@ -288,30 +292,33 @@ func (a *App) timeoutAnswer(r *http.Request, limit time.Duration) *answerBuffer 
 }
 
 // limitWriter is the response writer of a handler under the execution
-// limit. Once the limit has passed (expired), the handler's writes are
-// dropped with http.ErrHandlerTimeout, since the request has been
-// answered and its connection closed. On an HTTP/1 connection (direct),
-// the handler sets the header of w itself, since the 503 is then written
-// on the connection taken over (sendRaw); otherwise (HTTP/2), the header
-// is its own until the response starts, and copied then.
+// limit. The response starts (begin) only if it takes the request back
+// from the limit first; once the limit has passed (expired), the
+// handler's writes are dropped with http.ErrHandlerTimeout, since the
+// request has been answered and its connection closed. On an HTTP/1
+// connection (direct), the handler sets the header of w itself, since the
+// 503 is then written on the connection taken over (sendRaw); otherwise
+// (HTTP/2), the header is its own until the response starts, and copied
+// then. Its fields but mu belong to the handler's goroutine.
 type limitWriter struct {
 	w      http.ResponseWriter
 	h      http.Header
 	direct bool
 
+	l       *limitState
+	start   int64 // the request's value of l.start
+	started bool  // the header went out (or the connection was hijacked)
+	claimed bool  // taken back from the limit (claim)
+	expired bool  // the limit claimed the request: the 503 went out instead
+	// mu orders an informational response before the 503 of expire.
 	mu sync.Mutex
-	// started: the header went out (or the connection was hijacked);
-	// written under mu, read without it once true (begin).
-	started atomic.Bool
-	expired bool // the 503 went out instead
 }
 
-// reset prepares lw for a request answered on w, directly or not; the
-// header map of an indirect one is reused, emptied.
-func (lw *limitWriter) reset(w http.ResponseWriter, direct bool) {
-	lw.w, lw.direct = w, direct
-	lw.started = atomic.Bool{} // a plain store: no other goroutine sees lw yet
-	lw.expired = false
+// reset prepares lw for a request of l, started at start, answered on w,
+// directly or not; the header map of an indirect one is reused, emptied.
+func (lw *limitWriter) reset(l *limitState, start int64, w http.ResponseWriter, direct bool) {
+	lw.l, lw.start, lw.w, lw.direct = l, start, w, direct
+	lw.started, lw.claimed, lw.expired = false, false, false
 	if direct {
 		return
 	}
@@ -330,20 +337,33 @@ func (lw *limitWriter) Header() http.Header {
 
 // begin starts the response, sending the header map the handler has
 // built, unless the limit has passed; once started, the response belongs
-// to the handler alone.
+// to the handler alone and the limit no longer applies.
 func (lw *limitWriter) begin() bool {
-	if lw.started.Load() { // expire no longer changes anything
+	if lw.started {
 		return true
 	}
-	lw.mu.Lock()
-	defer lw.mu.Unlock()
-	if lw.expired {
+	if !lw.claim() {
 		return false
 	}
-	if !lw.started.Load() {
-		lw.copyHeader()
-		lw.started.Store(true)
+	lw.started = true
+	lw.copyHeader()
+	return true
+}
+
+// claim takes the request back from the limit, unless check claimed it
+// first (expired); it is done once, by begin or when the handler returns.
+func (lw *limitWriter) claim() bool {
+	switch {
+	case lw.claimed:
+		return true
+	case lw.expired:
+		return false
 	}
+	if !lw.l.start.CompareAndSwap(lw.start, 0) {
+		lw.expired = true
+		return false
+	}
+	lw.claimed = true
 	return true
 }
 
@@ -361,7 +381,7 @@ func (lw *limitWriter) WriteHeader(code int) {
 	if code >= 100 && code < 200 && code != http.StatusSwitchingProtocols {
 		lw.mu.Lock() // informational: the response has not started
 		defer lw.mu.Unlock()
-		if !lw.expired {
+		if lw.claimed || !lw.expired && lw.l.start.Load() != -1 { // expire waits for mu
 			lw.copyHeader()
 			lw.w.WriteHeader(code)
 		}
@@ -401,24 +421,6 @@ func (lw *limitWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 // Unwrap lets http.ResponseController reach the connection's deadlines.
 func (lw *limitWriter) Unwrap() http.ResponseWriter { return lw.w }
 
-// isExpired reports whether the limit answered the request.
-func (lw *limitWriter) isExpired() bool {
-	lw.mu.Lock()
-	defer lw.mu.Unlock()
-	return lw.expired
-}
-
-// expire marks the response answered by the limit, unless it has started.
-func (lw *limitWriter) expire() bool {
-	lw.mu.Lock()
-	defer lw.mu.Unlock()
-	if lw.started.Load() {
-		return false
-	}
-	lw.expired = true
-	return true
-}
-
 // finish ends a handler that returned in time (its worker is done with
 // it): the header it set goes out (a response never written; trailers,
 // once it started), and a panic passes on to this goroutine as if the
@@ -426,7 +428,7 @@ func (lw *limitWriter) expire() bool {
 func (lw *limitWriter) finish(p any) {
 	switch {
 	case lw.direct:
-	case lw.started.Load():
+	case lw.started:
 		lw.copyTrailers()
 	default:
 		lw.copyHeader()

@@ -56,10 +56,16 @@ type reqState struct {
 	file        *handlerFile
 	fn          *handlerFunc
 
-	res       *echo.Response  // &resv: the outermost response, for session saving
-	resv      echo.Response   // reset from App.hot.response
-	g         *RequestContext // made by RequestContextOf or API.G, shared by both
-	preflight bool            // servePreflight is running
+	res  *echo.Response // &resv: the outermost response, for session saving
+	resv echo.Response  // reset from resInit
+	// resInit is App.hot.response with owedFrames registered to run
+	// before its header goes out, made once per state (for resInitFor),
+	// so that the hook costs a request no allocation.
+	resInit    echo.Response
+	resInitFor *echo.Echo
+	frames     bool            // frame headers are owed unless the response is JSON (applyEdge)
+	g          *RequestContext // made by RequestContextOf or API.G, shared by both
+	preflight  bool            // servePreflight is running
 	// pages is set outside /api/ (servePublic): errors are written through
 	// it as error pages or the JSON envelope, chosen by the Accept header
 	// when it was made. Under /api/ it stays nil: errors are JSON.
@@ -122,6 +128,17 @@ func clockNow(coarse bool) time.Duration {
 func coarseTimes(cfg *Config) bool {
 	coarse := func(d time.Duration) bool { return d <= 0 || d >= deadline.DefaultPrecise }
 	return coarse(cfg.MaxExecutionTime) && coarse(cfg.WriteTimeout)
+}
+
+// initialResponse returns the outermost response a request of a starts
+// from: App.hot.response with owedFrames registered. Sessions add their
+// own hooks to a request's copy, which then gets a slice of its own.
+func (st *reqState) initialResponse(a *App) echo.Response {
+	if st.resInitFor != a.echo {
+		st.resInit, st.resInitFor = a.hot.response, a.echo
+		st.resInit.Before(st.owedFrames) // a func value made once per state
+	}
+	return st.resInit
 }
 
 // putState gives st back to the pool, unless something may still use it.
