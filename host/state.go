@@ -8,6 +8,7 @@ import (
 	"os"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -81,7 +82,9 @@ type reqState struct {
 	cmu      sync.Mutex    // guards done and canceled
 	done     chan struct{} // made by Done on first use
 	canceled bool          // the execution limit ended the context
-	keep     bool          // something may use the state after its request
+	// keep: something may use the state after its request. An atomic, so
+	// that putState reads it without the lock.
+	keep atomic.Bool
 }
 
 // statePool holds the states of finished requests.
@@ -143,10 +146,7 @@ func (st *reqState) initialResponse(a *App) echo.Response {
 
 // putState gives st back to the pool, unless something may still use it.
 func (a *App) putState(st *reqState) {
-	st.cmu.Lock()
-	keep := st.keep
-	st.cmu.Unlock()
-	if keep || st.lim.keep {
+	if st.keep.Load() || st.lim.keep {
 		return
 	}
 	// What a request sets before use (inv by invoke, resv by outer, pw by
@@ -241,9 +241,9 @@ func (st *reqState) Done() <-chan struct{} {
 		st.hold()
 		return st.parent.Done()
 	}
+	st.keep.Store(true)
 	st.cmu.Lock()
 	defer st.cmu.Unlock()
-	st.keep = true
 	if st.done == nil {
 		st.done = make(chan struct{})
 		if st.canceled {
@@ -258,8 +258,8 @@ func (st *reqState) Done() <-chan struct{} {
 // Err returns context.Canceled once the execution limit has passed, else
 // the parent's error.
 func (st *reqState) Err() error {
+	st.keep.Store(true)
 	st.cmu.Lock()
-	st.keep = true
 	canceled := st.canceled
 	st.cmu.Unlock()
 	if canceled {
@@ -276,11 +276,7 @@ func (st *reqState) Value(key any) any {
 	return st.parent.Value(key)
 }
 
-func (st *reqState) hold() {
-	st.cmu.Lock()
-	st.keep = true
-	st.cmu.Unlock()
-}
+func (st *reqState) hold() { st.keep.Store(true) }
 
 // cancel ends the context: the execution limit passed, or the parent is
 // done (through context.AfterFunc, once Done was asked for).
