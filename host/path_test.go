@@ -162,6 +162,27 @@ func TestRouteCache(t *testing.T) {
 	if _, e := get("/api/" + strings.Repeat("a", routeKeyMax)); e != nil || size() != 1 {
 		t.Fatalf("a long path: %v, %d entries", e, size())
 	}
+	// A path and its escaped spellings resolve as uncached: the key of a
+	// plain path (itself) is never that of an escaped one.
+	for _, order := range [][]string{
+		{"/api/x-y", "/api/x%2Dy", "/api/x%2525y", "/api/x%25y"},
+		{"/api/a/b", "/api/a%2Fb", "/api/a%252Fb", "/api/a%2fb"},
+	} {
+		for range 2 {
+			for _, target := range order {
+				c.m.Clear()
+				want, we := resolveAPI(dir, httptest.NewRequest(http.MethodGet, target, nil))
+				for _, other := range order {
+					_, _ = get(other)
+				}
+				if got, e := get(target); got != want || (e == nil) != (we == nil) {
+					t.Errorf("%s after its spellings: %+v, %v; want %+v, %v", target, got, e, want, we)
+				}
+			}
+		}
+	}
+	c.m.Clear()
+	c.n.Store(0)
 	done := make(chan struct{})
 	for g := range 4 {
 		go func() {

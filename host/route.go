@@ -134,7 +134,7 @@ const (
 
 // resolve is resolveAPI through the cache.
 func (c *routeCache) resolve(dir string, r *http.Request) (apiRoute, *Error) {
-	p := r.URL.EscapedPath()
+	p := routeKey(r.URL)
 	if v, ok := c.m.Load(p); ok {
 		return *v.(*apiRoute), nil
 	}
@@ -148,6 +148,19 @@ func (c *routeCache) resolve(dir string, r *http.Request) (apiRoute, *Error) {
 	}
 	c.m.Store(p, &rt)
 	return rt, nil
+}
+
+// routeKey returns what the route cache knows u's path by: a string that
+// determines its escaped path, as resolveAPI reads it. A path that came
+// with no escaped form of its own (RawPath) and has no '%' is its own key:
+// its escaped path is a function of it, and an escaped path equal to it
+// has no '%' either, so it escapes nothing and is the same path. Any
+// other path is known by its escaped form, which is then computed.
+func routeKey(u *url.URL) string {
+	if u.RawPath == "" && strings.IndexByte(u.Path, '%') < 0 {
+		return u.Path
+	}
+	return u.EscapedPath()
 }
 
 // within reports whether path lies inside dir; both must be clean.
