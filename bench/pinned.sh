@@ -9,8 +9,10 @@
 # /proc/PID/stat around it. Prints, per server, the median requests/s, its
 # ratio to the first server's, and the median server CPU per request.
 #
-#   bench/pinned.sh 'bench-ref --addr 127.0.0.1:{port} --root bench/app' \
-#       'zbench serve --root bench/app --addr 127.0.0.1:{port} --nats off --supervise=false'
+#   go build -o /tmp/ref ./bench/cmd/ref
+#   go run ./bench/cmd/zbench build --root bench/app -o /tmp/zbench-built
+#   bench/pinned.sh '/tmp/ref --addr 127.0.0.1:{port} --root bench/app' \
+#       '/tmp/zbench-built serve --root bench/app --addr 127.0.0.1:{port} --nats off --supervise=false --data /tmp/zb-data'
 #   ROUNDS=10 DURATION=2 URLPATH='/api/hello' bench/pinned.sh CMD...
 #
 # Every server listens on 127.0.0.1 only and is stopped by its PID.
