@@ -29,7 +29,8 @@ command -v wrk >/dev/null || die "wrk is not installed (apt-get install wrk)"
 command -v taskset >/dev/null || die "taskset is not installed (util-linux)"
 [ "$(nproc)" -ge 2 ] || die "needs two cores: one for the server, one for wrk"
 
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+# shellcheck source=bench/ports.sh
+. "$(dirname "$0")/ports.sh" # free_port
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 TICK=$(getconf CLK_TCK)
 OUT=$(mktemp)

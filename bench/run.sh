@@ -84,24 +84,8 @@ stop() {
 CMDS=()   # the exact commands, for RESULTS.md
 note_cmd() { CMDS+=("$*"); }
 
-free_port() {
-	local p
-	while :; do
-		p=$((20000 + RANDOM % 40000))
-		if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then
-			echo "$p"
-			return
-		fi
-	done
-}
-
-wait_port() { # port
-	for _ in $(seq 1 500); do
-		if (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; then return 0; fi
-		sleep 0.02
-	done
-	log "nothing listens on port $1"; return 1
-}
+# shellcheck source=bench/ports.sh
+. "$REPO/bench/ports.sh" # free_port, wait_port
 
 # http_answer: HTTP/1.0 over bash's /dev/tcp, no curl needed.
 http_answer() { # port path -> sets ANS_STATUS, ANS_TYPE (media type) and ANS_BODY

@@ -44,7 +44,7 @@ func (a *App) entry(next http.Handler) http.Handler {
 // hooks (sessions save there) whoever writes the header first.
 func (a *App) outer(st *reqState, w http.ResponseWriter, r *http.Request, next http.Handler) {
 	res := st.res
-	*res = st.initialResponse(a)
+	*res = st.resInit
 	res.Writer = w
 	res.Header()["X-Request-Id"] = st.vals.one(st.id) // canonical key
 	// Metrics, access log, span name (ops.go); runs after the recover below.

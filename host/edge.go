@@ -209,7 +209,7 @@ func (st *reqState) owedFrames() {
 	}
 	st.frames = false
 	h := st.res.Header()
-	if ct := h["Content-Type"]; len(ct) > 0 && (ct[0] == contentJSON || isJSONType(ct[0])) {
+	if ct := h["Content-Type"]; len(ct) > 0 && isJSONType(ct[0]) {
 		return
 	}
 	st.app.setFrames(h, st)

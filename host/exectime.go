@@ -308,7 +308,6 @@ type limitWriter struct {
 	l       *limitState
 	start   int64 // the request's value of l.start
 	started bool  // the header went out (or the connection was hijacked)
-	claimed bool  // taken back from the limit (claim)
 	expired bool  // the limit claimed the request: the 503 went out instead
 	// mu orders an informational response before the 503 of expire.
 	mu sync.Mutex
@@ -318,7 +317,7 @@ type limitWriter struct {
 // directly or not; the header map of an indirect one is reused, emptied.
 func (lw *limitWriter) reset(l *limitState, start int64, w http.ResponseWriter, direct bool) {
 	lw.l, lw.start, lw.w, lw.direct = l, start, w, direct
-	lw.started, lw.claimed, lw.expired = false, false, false
+	lw.started, lw.expired = false, false
 	if direct {
 		return
 	}
@@ -351,10 +350,11 @@ func (lw *limitWriter) begin() bool {
 }
 
 // claim takes the request back from the limit, unless check claimed it
-// first (expired); it is done once, by begin or when the handler returns.
+// first (expired): by begin, or when the handler returns with its
+// response not started (a started one was taken back by begin).
 func (lw *limitWriter) claim() bool {
 	switch {
-	case lw.claimed:
+	case lw.started:
 		return true
 	case lw.expired:
 		return false
@@ -363,7 +363,6 @@ func (lw *limitWriter) claim() bool {
 		lw.expired = true
 		return false
 	}
-	lw.claimed = true
 	return true
 }
 
@@ -381,7 +380,7 @@ func (lw *limitWriter) WriteHeader(code int) {
 	if code >= 100 && code < 200 && code != http.StatusSwitchingProtocols {
 		lw.mu.Lock() // informational: the response has not started
 		defer lw.mu.Unlock()
-		if lw.claimed || !lw.expired && lw.l.start.Load() != -1 { // expire waits for mu
+		if lw.started || !lw.expired && lw.l.start.Load() != -1 { // expire waits for mu
 			lw.copyHeader()
 			lw.w.WriteHeader(code)
 		}

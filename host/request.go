@@ -87,8 +87,12 @@ func (r *Request) Field(name string) string {
 }
 
 // isJSONType reports whether contentType is application/json or a
-// +json media type.
+// +json media type. The type the return contract sends is recognized
+// without parsing.
 func isJSONType(contentType string) bool {
+	if contentType == contentJSON {
+		return true
+	}
 	mt, _, _ := mime.ParseMediaType(contentType)
 	return mt == "application/json" || strings.HasSuffix(mt, "+json")
 }

@@ -60,13 +60,13 @@ type reqState struct {
 	res  *echo.Response // &resv: the outermost response, for session saving
 	resv echo.Response  // reset from resInit
 	// resInit is App.hot.response with owedFrames registered to run
-	// before its header goes out, made once per state (for resInitFor),
-	// so that the hook costs a request no allocation.
-	resInit    echo.Response
-	resInitFor *echo.Echo
-	frames     bool            // frame headers are owed unless the response is JSON (applyEdge)
-	g          *RequestContext // made by RequestContextOf or API.G, shared by both
-	preflight  bool            // servePreflight is running
+	// before its header goes out, made with the state, so that the hook
+	// costs a request no allocation. Sessions add their own hooks to a
+	// request's copy, which then gets a slice of its own.
+	resInit   echo.Response
+	frames    bool            // frame headers are owed unless the response is JSON (applyEdge)
+	g         *RequestContext // made by RequestContextOf or API.G, shared by both
+	preflight bool            // servePreflight is running
 	// pages is set outside /api/ (servePublic): errors are written through
 	// it as error pages or the JSON envelope, chosen by the Accept header
 	// when it was made. Under /api/ it stays nil: errors are JSON.
@@ -97,6 +97,8 @@ func (a *App) takeState(r *http.Request) *reqState {
 	if st == nil || st.app != a {
 		st = &reqState{app: a, lim: &limitState{}}
 		st.res = &st.resv
+		st.resInit = a.hot.response
+		st.resInit.Before(st.owedFrames) // a func value made once per state
 	}
 	st.parent = r.Context()
 	st.start = clockNow(a.hot.coarse)
@@ -131,17 +133,6 @@ func clockNow(coarse bool) time.Duration {
 func coarseTimes(cfg *Config) bool {
 	coarse := func(d time.Duration) bool { return d <= 0 || d >= deadline.DefaultPrecise }
 	return coarse(cfg.MaxExecutionTime) && coarse(cfg.WriteTimeout)
-}
-
-// initialResponse returns the outermost response a request of a starts
-// from: App.hot.response with owedFrames registered. Sessions add their
-// own hooks to a request's copy, which then gets a slice of its own.
-func (st *reqState) initialResponse(a *App) echo.Response {
-	if st.resInitFor != a.echo {
-		st.resInit, st.resInitFor = a.hot.response, a.echo
-		st.resInit.Before(st.owedFrames) // a func value made once per state
-	}
-	return st.resInit
 }
 
 // putState gives st back to the pool, unless something may still use it.
