@@ -5,6 +5,8 @@ import (
 	"io"
 	"net/http"
 	"reflect"
+
+	"github.com/zealgo/zealgo/internal/jsonenc"
 )
 
 // The return contract turns what a handler returned into writes on its
@@ -122,15 +124,16 @@ func setDefaultType(res *Response, t string) {
 // writeJSON writes v as JSON, without the newline json.Encoder ends it
 // with, straight into the Response's pooled buffer, so that a result
 // costs no allocation for its bytes and no copy; once the response has
-// begun, through a pooled buffer of its own. It writes nothing when
-// encoding fails (the encoder writes only what it encoded whole).
+// begun, through a pooled buffer of its own. Maps and slices of plain
+// values are encoded without reflection (internal/jsonenc), the same
+// bytes as encoding/json's, which encodes everything else. It writes
+// nothing when encoding fails (the encoder writes only what it encoded
+// whole).
 func writeJSON(res *Response, v any) error {
 	if !res.committed {
-		b := res.buffer()
-		if err := b.enc.Encode(v); err != nil {
-			return fmt.Errorf("zealgo: the handler's result cannot be encoded as JSON: %w", err)
+		if err := encodeJSON(res.buffer(), v); err != nil {
+			return err
 		}
-		b.Truncate(b.Len() - 1)
 		setDefaultType(res, contentJSON)
 		res.wrote = true
 		return res.spill()
@@ -142,12 +145,28 @@ func writeJSON(res *Response, v any) error {
 			bufPool.Put(je)
 		}
 	}()
-	if err := je.enc.Encode(v); err != nil {
-		return fmt.Errorf("zealgo: the handler's result cannot be encoded as JSON: %w", err)
+	if err := encodeJSON(je, v); err != nil {
+		return err
 	}
 	setDefaultType(res, contentJSON)
-	_, err := res.Write(je.Bytes()[:je.Len()-1])
+	_, err := res.Write(je.Bytes())
 	return err
+}
+
+// encodeJSON appends v's JSON to b, or nothing if it cannot be encoded.
+func encodeJSON(b *outBuffer, v any) error {
+	if out, ok := jsonenc.Append(b.AvailableBuffer(), v); ok {
+		b.Write(out)
+		return nil
+	}
+	n := b.Len()
+	if err := b.enc.Encode(v); err != nil {
+		return fmt.Errorf("zealgo: the handler's result cannot be encoded as JSON: %w", err)
+	}
+	if b.Len() > n {
+		b.Truncate(b.Len() - 1) // the newline
+	}
+	return nil
 }
 
 // stream sends each string seq yields as a chunk, flushed as it comes.

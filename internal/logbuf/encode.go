@@ -5,85 +5,23 @@ import (
 	"time"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/zealgo/zealgo/internal/jsonenc"
 )
 
 // The encodings of slog's handlers, JSON and text, of the values a
 // Record holds.
 
-// jsonSafe holds true for the bytes a JSON string holds as they are:
-// ASCII but the control characters, '"' and '\'. Bytes from 0x80 on
-// are false: UTF-8 is checked rune by rune.
-var jsonSafe = func() (t [256]bool) {
-	for b := 0x20; b < utf8.RuneSelf; b++ {
-		t[b] = b != '"' && b != '\\'
-	}
-	return t
-}()
-
-const hexDigits = "0123456789abcdef"
-
-// appendJSONString appends s escaped as slog's JSON handler escapes it:
-// the short escapes for \n, \r, \t, '"' and '\', \u00XX for the other
-// control characters, \ufffd for each byte of invalid UTF-8, and U+2028
-// and U+2029 escaped. Safe ASCII, all of most strings, is copied at once.
-func appendJSONString(buf []byte, s string) []byte {
-	i := 0
-	for i < len(s) && jsonSafe[s[i]] {
-		i++
-	}
-	if i == len(s) {
-		return append(buf, s...)
-	}
-	return appendJSONEscaped(append(buf, s[:i]...), s[i:])
-}
-
-func appendJSONEscaped(buf []byte, s string) []byte {
-	start := 0
-	for i := 0; i < len(s); {
-		b := s[i]
-		if jsonSafe[b] {
-			i++
-			continue
-		}
-		if b < utf8.RuneSelf {
-			buf = append(buf, s[start:i]...)
-			switch b {
-			case '\\', '"':
-				buf = append(buf, '\\', b)
-			case '\n':
-				buf = append(buf, '\\', 'n')
-			case '\r':
-				buf = append(buf, '\\', 'r')
-			case '\t':
-				buf = append(buf, '\\', 't')
-			default:
-				buf = append(buf, '\\', 'u', '0', '0', hexDigits[b>>4], hexDigits[b&0xF])
-			}
-			i++
-			start = i
-			continue
-		}
-		c, size := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case c == utf8.RuneError && size == 1:
-			buf = append(append(buf, s[start:i]...), `\ufffd`...)
-		case c == '\u2028' || c == '\u2029':
-			buf = append(append(buf, s[start:i]...), '\\', 'u', '2', '0', '2', hexDigits[c&0xF])
-		default:
-			i += size
-			continue
-		}
-		i += size
-		start = i
-	}
-	return append(buf, s[start:]...)
-}
+// appendJSONString appends s escaped as slog's JSON handler escapes it
+// (jsonenc.Slog), without quotes.
+func appendJSONString(buf []byte, s string) []byte { return jsonenc.Slog.Append(buf, s) }
 
 // textBare holds true for the ASCII bytes a bare text value may hold:
-// those of jsonSafe and '\', but not ' ' and '='.
+// printable ones but ' ', '"' and '='.
 var textBare = func() (t [256]bool) {
-	t = jsonSafe
-	t['\\'], t[' '], t['='] = true, false, false
+	for b := 0x21; b < utf8.RuneSelf; b++ {
+		t[b] = b != '"' && b != '='
+	}
 	return t
 }()
 
