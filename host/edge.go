@@ -225,6 +225,9 @@ type deadliner interface {
 // deadlinesOf returns what sets the deadlines of w's connection, or nil
 // for a writer that has none (a recorder in a test).
 func deadlinesOf(w http.ResponseWriter) deadliner {
+	if dl, ok := w.(deadliner); ok { // net/http's: an assertion with a cache of its own
+		return dl
+	}
 	dl, _ := unwrapTo[deadliner](w)
 	return dl
 }
@@ -232,7 +235,8 @@ func deadlinesOf(w http.ResponseWriter) deadliner {
 // unwrapTo returns the first of w and the writers it wraps that is a T.
 // It unwraps w as http.ResponseController does, without the controller
 // and the error value it would make for a writer that has none, on every
-// call.
+// call. Its assertion to T looks the pair of types up each time (a generic
+// one has no cache), so that callers first try w itself.
 func unwrapTo[T any](w http.ResponseWriter) (T, bool) {
 	for {
 		if x, ok := any(w).(T); ok {

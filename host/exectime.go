@@ -268,6 +268,9 @@ func unblockBody(w http.ResponseWriter, closeHeader bool) {
 // hijackable reports whether the connection of w can be taken over (an
 // HTTP/1 connection), looking through wrappers.
 func hijackable(w http.ResponseWriter) bool {
+	if _, ok := w.(http.Hijacker); ok { // net/http's
+		return true
+	}
 	_, ok := unwrapTo[http.Hijacker](w)
 	return ok
 }

@@ -1,11 +1,11 @@
 package host
 
 import (
+	"hash/maphash"
 	"net/http"
 	"net/url"
 	"path/filepath"
 	"strings"
-	"sync"
 	"sync/atomic"
 )
 
@@ -117,36 +117,44 @@ func resolveAPI(dir string, r *http.Request) (apiRoute, *Error) {
 	return apiRoute{module: module, action: action, file: file}, nil
 }
 
-// routeCache remembers the routes of the escaped paths seen last, so that
-// a request for a known path builds no file name. Resolving depends on
-// nothing but the path and the api directory, so an entry never goes
-// stale; the cache is emptied when it holds routeCacheSize entries. Its
-// reads take no lock, so that the cores serving requests do not contend.
+// routeCache remembers the routes of the paths seen last, in a table of
+// routeCacheSize slots each holding the route of one path, the slot
+// chosen by the path's hash: a request for a known path builds no file
+// name and takes no lock, and the cache never holds more. Resolving
+// depends on nothing but the path and the api directory, so an entry
+// never goes stale; a path whose slot holds another path's route is
+// resolved again and takes the slot.
 type routeCache struct {
-	m sync.Map     // escaped path → apiRoute
-	n atomic.Int64 // entries stored since the last emptying
+	slots [routeCacheSize]atomic.Pointer[routeEntry]
+}
+
+// routeEntry is a slot's path, by its key (routeKey), and route.
+type routeEntry struct {
+	key string
+	rt  apiRoute
 }
 
 const (
-	routeCacheSize = 1024
-	routeKeyMax    = 256 // longer paths are resolved each time
+	routeCacheSize = 1024 // a power of two
+	routeKeyMax    = 256  // longer paths are resolved each time
 )
+
+// routeSeed seeds the hash that picks a path's slot: random, so that no
+// client can choose paths that share one.
+var routeSeed = maphash.MakeSeed()
 
 // resolve is resolveAPI through the cache.
 func (c *routeCache) resolve(dir string, r *http.Request) (apiRoute, *Error) {
 	p := routeKey(r.URL)
-	if v, ok := c.m.Load(p); ok {
-		return *v.(*apiRoute), nil
+	slot := &c.slots[maphash.String(routeSeed, p)&(routeCacheSize-1)]
+	if e := slot.Load(); e != nil && e.key == p {
+		return e.rt, nil
 	}
 	rt, e := resolveAPI(dir, r)
 	if e != nil || len(p) > routeKeyMax {
 		return rt, e
 	}
-	if c.n.Add(1) > routeCacheSize {
-		c.m.Clear()
-		c.n.Store(1)
-	}
-	c.m.Store(p, &rt)
+	slot.Store(&routeEntry{key: p, rt: rt})
 	return rt, nil
 }
 
