@@ -159,13 +159,10 @@ func encodeJSON(b *outBuffer, v any) error {
 		b.Write(out)
 		return nil
 	}
-	n := b.Len()
 	if err := b.enc.Encode(v); err != nil {
 		return fmt.Errorf("zealgo: the handler's result cannot be encoded as JSON: %w", err)
 	}
-	if b.Len() > n {
-		b.Truncate(b.Len() - 1) // the newline
-	}
+	b.Truncate(b.Len() - 1) // the newline
 	return nil
 }
 

@@ -5,16 +5,10 @@ import (
 	"time"
 	"unicode"
 	"unicode/utf8"
-
-	"github.com/zealgo/zealgo/internal/jsonenc"
 )
 
 // The encodings of slog's handlers, JSON and text, of the values a
-// Record holds.
-
-// appendJSONString appends s escaped as slog's JSON handler escapes it
-// (jsonenc.Slog), without quotes.
-func appendJSONString(buf []byte, s string) []byte { return jsonenc.Slog.Append(buf, s) }
+// Record holds. Strings in JSON are escaped by jsonenc.Slog.
 
 // textBare holds true for the ASCII bytes a bare text value may hold:
 // printable ones but ' ', '"' and '='.

@@ -6,6 +6,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/zealgo/zealgo/internal/jsonenc"
 )
 
 // Direct is the short way into a Bulk logger for a caller that logs one
@@ -50,7 +52,7 @@ type Key struct{ json, text string }
 
 // NewKey returns the key name.
 func NewKey(name string) Key {
-	return Key{json: string(append(appendJSONString([]byte(`,"`), name), `":`...)),
+	return Key{json: string(append(jsonenc.Slog.Append([]byte(`,"`), name), `":`...)),
 		text: string(append(appendTextString([]byte(" "), name), '='))}
 }
 
@@ -84,8 +86,8 @@ func (d *Direct) Begin(t time.Time, level slog.Level, msg string) *Record {
 		b = append(d.appendTime(append(b, "time="...), t), " level="...)
 	}
 	if d.json {
-		b = append(appendJSONString(b, level.String()), `","msg":"`...)
-		b = append(appendJSONString(b, msg), '"')
+		b = append(jsonenc.Slog.Append(b, level.String()), `","msg":"`...)
+		b = append(jsonenc.Slog.Append(b, msg), '"')
 	} else {
 		b = append(appendTextString(b, level.String()), " msg="...)
 		b = appendTextString(b, msg)
@@ -97,7 +99,7 @@ func (d *Direct) Begin(t time.Time, level slog.Level, msg string) *Record {
 // String adds a string attribute.
 func (r *Record) String(k Key, v string) {
 	if r.json {
-		r.buf = append(appendJSONString(append(append(r.buf, k.json...), '"'), v), '"')
+		r.buf = append(jsonenc.Slog.Append(append(append(r.buf, k.json...), '"'), v), '"')
 	} else {
 		r.buf = appendTextString(append(r.buf, k.text...), v)
 	}
