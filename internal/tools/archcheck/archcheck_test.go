@@ -1,0 +1,114 @@
+package main
+
+import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"go/types"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// fixture is a package of four files: a.go and b.go reference each other
+// (a loop), c.go references a.go only, d.go nothing. App has three
+// methods in two files and two fields.
+var fixture = map[string]string{
+	"a.go": `package p
+type App struct{ cfg int; w *Worker }
+func (a *App) Start() { a.w = newWorker() }
+func (a *App) Stop()  {}
+`,
+	"b.go": `package p
+type Worker struct{ app *App }
+func newWorker() *Worker { return &Worker{} }
+func (a *App) Run() { _ = a.cfg }
+func (w *Worker) Do() { w.app.Stop() }
+`,
+	"c.go": `package p
+func use(a *App) { a.Start() }
+`,
+	"d.go": `package p
+const limit = 3
+`,
+}
+
+func measureFixture(t *testing.T) report {
+	t.Helper()
+	fset := token.NewFileSet()
+	var files []*ast.File
+	for _, name := range []string{"a.go", "b.go", "c.go", "d.go"} {
+		f, err := parser.ParseFile(fset, name, fixture[name], 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, f)
+	}
+	info := &types.Info{Defs: map[*ast.Ident]types.Object{}, Uses: map[*ast.Ident]types.Object{}}
+	pkg, err := (&types.Config{}).Check("p", fset, files, info)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return measure(fset, files, info, pkg)
+}
+
+func TestMeasure(t *testing.T) {
+	r := measureFixture(t)
+	if len(r.Types) != 2 || r.Types[0].Name != "App" || r.Types[0].Methods != 3 ||
+		!slices.Equal(r.Types[0].Files, []string{"a.go", "b.go"}) {
+		t.Fatalf("types = %+v, want App first with 3 methods in a.go and b.go", r.Types)
+	}
+	if r.Types[1].Name != "Worker" || r.Types[1].Methods != 1 {
+		t.Fatalf("types[1] = %+v, want Worker with 1 method", r.Types[1])
+	}
+	if r.Fields["App"] != 2 || r.Fields["Worker"] != 1 {
+		t.Fatalf("fields = %v, want App 2 and Worker 1", r.Fields)
+	}
+	if !slices.Equal(r.Loop, []string{"a.go", "b.go"}) || r.FileCount != 4 {
+		t.Fatalf("loop = %v of %d files, want [a.go b.go] of 4", r.Loop, r.FileCount)
+	}
+}
+
+func TestLimits(t *testing.T) {
+	r := measureFixture(t)
+	loose := limits{maxMethods: 3, maxFiles: 2, app: "App", maxAppMethods: 3, maxAppFiles: 2, maxFields: 2, maxLoop: 0.5}
+	var out strings.Builder
+	if !write(&out, r, loose) {
+		t.Fatalf("within the limits, write failed:\n%s", out.String())
+	}
+	if !strings.Contains(out.String(), "2 of 4 files (50%)") {
+		t.Fatalf("report lacks the loop's share:\n%s", out.String())
+	}
+	for _, c := range []struct {
+		name string
+		set  func(*limits)
+		want string
+	}{
+		{"app methods", func(l *limits) { l.maxAppMethods = 2 }, "App has 3 methods (at most 2)"},
+		{"app files", func(l *limits) { l.maxAppFiles = 1 }, "App has methods in 2 files (at most 1)"},
+		{"fields", func(l *limits) { l.maxFields = 1 }, "App has 2 fields (at most 1)"},
+		{"loop", func(l *limits) { l.maxLoop = 0.4 }, "50% of the files are in one reference loop"},
+		{"other type", func(l *limits) { l.maxMethods = 0 }, "Worker has 1 methods (at most 0)"},
+	} {
+		l := loose
+		c.set(&l)
+		out.Reset()
+		if write(&out, r, l) || !strings.Contains(out.String(), "FAIL "+c.want) {
+			t.Errorf("%s: want a failure %q, got:\n%s", c.name, c.want, out.String())
+		}
+	}
+}
+
+// TestHost measures the real host package, as CI would.
+func TestHost(t *testing.T) {
+	if testing.Short() {
+		t.Skip("loads and type-checks host")
+	}
+	r, err := load("github.com/zealgo/zealgo/host")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.FileCount == 0 || r.Fields["App"] == 0 || len(r.Loop) == 0 {
+		t.Fatalf("host measured empty: %d files, App %d fields, loop %v", r.FileCount, r.Fields["App"], r.Loop)
+	}
+}
