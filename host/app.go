@@ -185,7 +185,7 @@ func (a *App) setup() (err error) {
 			a.closeNATS()
 		}
 	}()
-	if err := a.openDB(true); err != nil {
+	if a.db, err = openDB(&a.cfg, a.Logger(), a.dirs.root, true); err != nil {
 		return err
 	}
 	if err := a.lifecycle.start(a); err != nil {
@@ -336,7 +336,7 @@ func (a *App) ListenAndServe(ctx context.Context) error {
 func (a *App) Close() error {
 	defer a.closeOps()  // after NATS and the tasks: flushes their last spans
 	defer a.closeNATS() // last: the task engine and the sessions use it
-	defer a.closeDB()   // after the OnStop hooks, which may still use it
+	defer a.db.close()   // after the OnStop hooks, which may still use it
 	defer a.lifecycle.stop()
 	a.closeTasks()
 	_ = a.sessions.Close()

@@ -28,10 +28,13 @@ const DBFile = "app.db"
 // WithDB sets Config.DB.
 func WithDB(url string) Option { return func(c *Config) { c.DB = url } }
 
-// dbState is the application's database pool.
+// dbState is the application's database pool: the database component,
+// opened at start-up (openDB) and closed after the OnStop hooks.
 type dbState struct {
 	pool *sql.DB
 	src  sqldb.Source
+	root string // the application root, which holds migrations/
+	log  *slog.Logger
 }
 
 var typeSQLDB = reflect.TypeOf((*sql.DB)(nil))
@@ -46,9 +49,9 @@ func (a *App) DB() *sql.DB { return a.db.pool }
 
 // dbURL returns the database URL: Config.DB (which the serve flag --db
 // sets), else $ZEALGO_DB; empty for the default.
-func (a *App) dbURL() string {
-	if a.cfg.DB != "" {
-		return a.cfg.DB
+func dbURL(cfg *Config) string {
+	if cfg.DB != "" {
+		return cfg.DB
 	}
 	return os.Getenv(DBEnv)
 }
@@ -56,52 +59,52 @@ func (a *App) dbURL() string {
 // openDB opens the pool at start-up, in the server (migrate true) and in
 // each task worker. A database that was named is connected to at once, so
 // that a wrong URL stops the start-up; the default SQLite file is made on
-// first use. The server runs the migrations under migrations/ before the
-// OnStart hooks.
-func (a *App) openDB(migrate bool) error {
-	src, err := sqldb.Parse(a.dbURL(), filepath.Join(a.cfg.DataDir, DBFile))
+// first use. The server runs the migrations under migrations/ (of root)
+// before the OnStart hooks.
+func openDB(cfg *Config, log *slog.Logger, root string, migrate bool) (dbState, error) {
+	src, err := sqldb.Parse(dbURL(cfg), filepath.Join(cfg.DataDir, DBFile))
 	if err != nil {
-		return err
+		return dbState{}, err
 	}
 	pool, err := sqldb.Open(src)
 	if err != nil {
-		return err
+		return dbState{}, err
 	}
-	a.db = dbState{pool: pool, src: src}
+	d := dbState{pool: pool, src: src, root: root, log: log}
 	if !src.Default {
 		err = sqldb.Ping(context.Background(), pool, src, 10*time.Second)
 	}
 	if err == nil && migrate {
-		a.Logger().Info("database", "db", src.String())
-		_, err = a.migrate(context.Background())
+		log.Info("database", "db", src.String())
+		_, err = d.migrate(context.Background())
 	}
 	if err != nil {
 		pool.Close()
-		a.db = dbState{}
+		return dbState{}, err
 	}
-	return err
+	return d, nil
 }
 
 // migrate runs the migrations not yet run and logs each.
-func (a *App) migrate(ctx context.Context) (sqldb.Result, error) {
-	res, err := sqldb.Migrate(ctx, a.db.pool, a.db.src.Dialect, filepath.Join(a.dirs.root, "migrations"))
+func (d *dbState) migrate(ctx context.Context) (sqldb.Result, error) {
+	res, err := sqldb.Migrate(ctx, d.pool, d.src.Dialect, filepath.Join(d.root, "migrations"))
 	for _, f := range res.Applied {
-		a.Logger().Info("migrated", "file", f, "db", a.db.src.String())
+		d.log.Info("migrated", "file", f, "db", d.src.String())
 	}
 	for _, f := range res.Changed {
-		a.Logger().Warn("zealgo: a migration that already ran has changed; it does not run again: add a new file instead",
+		d.log.Warn("zealgo: a migration that already ran has changed; it does not run again: add a new file instead",
 			"file", f)
 	}
 	return res, err
 }
 
-// closeDB closes the pool, after the OnStop hooks.
-func (a *App) closeDB() {
-	if a.db.pool == nil {
+// close closes the pool, after the OnStop hooks.
+func (d *dbState) close() {
+	if d.pool == nil {
 		return
 	}
-	if err := a.db.pool.Close(); err != nil {
-		a.Logger().Warn("zealgo: closing the database", "err", err)
+	if err := d.pool.Close(); err != nil {
+		d.log.Warn("zealgo: closing the database", "err", err)
 	}
 }
 
@@ -145,12 +148,13 @@ func (a *App) cmdMigrate(ctx context.Context, args []string, stdout, stderr io.W
 		fmt.Fprintln(stderr, err)
 		return 1
 	}
-	if err := a.openDB(false); err != nil {
+	var err error
+	if a.db, err = openDB(&a.cfg, a.Logger(), a.dirs.root, false); err != nil {
 		fmt.Fprintln(stderr, err)
 		return 1
 	}
-	defer a.closeDB()
-	res, err := a.migrate(ctx)
+	defer a.db.close()
+	res, err := a.db.migrate(ctx)
 	for _, f := range res.Applied {
 		fmt.Fprintln(stdout, "applied", f)
 	}

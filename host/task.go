@@ -94,7 +94,7 @@ func (a *App) startTasks() error {
 	}
 	pc := taskpool.Config{Workers: a.cfg.TaskWorkerNum, Coroutine: a.cfg.TaskEnableCoroutine,
 		Command: a.cfg.WorkerCommand, Log: a.Logger(), Worker: taskproto.WorkerConfig{Root: a.dirs.root,
-			DataDir: a.cfg.DataDir, Dev: a.cfg.Dev, Debounce: a.cfg.ReloadDebounce, DB: a.dbURL()}}
+			DataDir: a.cfg.DataDir, Dev: a.cfg.Dev, Debounce: a.cfg.ReloadDebounce, DB: dbURL(&a.cfg)}}
 	var b taskpool.Backend = taskpool.New(pc)
 	if a.nats.conn != nil {
 		b = taskpool.NewJetStream(a.jetStreamConfig(pc))

@@ -82,7 +82,8 @@ func (ws *workerSide) setup(cfg taskproto.WorkerConfig) (taskpool.Runner, *slog.
 		return nil, nil, err
 	}
 	ws.ops = true
-	if err := a.openDB(false); err != nil { // the server ran the migrations
+	var err error
+	if a.db, err = openDB(&a.cfg, a.Logger(), a.dirs.root, false); err != nil { // the server ran the migrations
 		return nil, nil, fmt.Errorf("zealgo: worker: %w", err)
 	}
 	ws.db = true
@@ -107,7 +108,7 @@ func (ws *workerSide) close() {
 		ws.a.lifecycle.stop()
 	}
 	if ws.db {
-		ws.a.closeDB()
+		ws.a.db.close()
 	}
 	if ws.ops {
 		ws.a.closeOps()
