@@ -177,12 +177,12 @@ func (a *App) setup() (err error) {
 	if err := a.setupOps(); err != nil { // metrics and tracing (ops.go)
 		return err
 	}
-	if err := a.startNATS(); err != nil {
+	if a.nats, err = startNATS(&a.cfg, a.log); err != nil {
 		return err
 	}
 	defer func() {
 		if err != nil {
-			a.closeNATS()
+			a.nats.close()
 		}
 	}()
 	if a.db, err = openDB(&a.cfg, a.Logger(), a.dirs.root, true); err != nil {
@@ -334,8 +334,8 @@ func (a *App) ListenAndServe(ctx context.Context) error {
 // Config.ShutdownTimeout, stops watching files and closes the database. It does not stop a
 // server started by Serve; cancel its context instead.
 func (a *App) Close() error {
-	defer a.closeOps()  // after NATS and the tasks: flushes their last spans
-	defer a.closeNATS() // last: the task engine and the sessions use it
+	defer a.closeOps()   // after NATS and the tasks: flushes their last spans
+	defer a.nats.close() // last: the task engine and the sessions use it
 	defer a.db.close()   // after the OnStop hooks, which may still use it
 	defer a.lifecycle.stop()
 	a.closeTasks()

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -79,8 +80,8 @@ type natsState struct {
 }
 
 // natsMode returns Config.NATS.URL, else $ZEALGO_NATS, else "off".
-func (a *App) natsMode() string {
-	mode := a.cfg.NATS.URL
+func natsMode(cfg *Config) string {
+	mode := cfg.NATS.URL
 	if mode == "" {
 		mode = os.Getenv(NATSEnv)
 	}
@@ -91,51 +92,50 @@ func (a *App) natsMode() string {
 }
 
 // startNATS starts the embedded server or connects to an existing one,
-// at start-up, when the application uses NATS.
-func (a *App) startNATS() error {
-	mode := a.natsMode()
+// at start-up, when the application uses NATS (a zero natsState: none).
+func startNATS(cfg *Config, log *slog.Logger) (natsState, error) {
+	mode := natsMode(cfg)
 	switch {
 	case mode == NATSOff:
-		return nil
-	case mode == NATSEmbedded && !a.usesEmbeddedNATS():
-		return nil // nothing would use it
+		return natsState{}, nil
+	case mode == NATSEmbedded && !usesEmbeddedNATS(cfg):
+		return natsState{}, nil // nothing would use it
 	case mode != NATSEmbedded && !strings.HasPrefix(mode, "nats://") && !strings.HasPrefix(mode, "tls://"):
-		return fmt.Errorf("zealgo: nats %q: want %q, %q or a nats:// URL", redactNATS(mode), NATSEmbedded, NATSOff)
+		return natsState{}, fmt.Errorf("zealgo: nats %q: want %q, %q or a nats:// URL", redactNATS(mode), NATSEmbedded, NATSOff)
 	}
-	instance, err := a.instanceName()
+	instance, err := instanceName(cfg)
 	if err != nil {
-		return err
+		return natsState{}, err
 	}
 	st := natsState{url: mode, instance: instance, shared: mode != NATSEmbedded}
 	if !st.shared {
-		if err := a.embedNATS(&st); err != nil {
-			return err
+		if err := st.embed(cfg, log); err != nil {
+			return natsState{}, err
 		}
 	}
 	st.conn, err = natsrv.Connect(context.Background(), st.url, natsrv.ConnectOptions{Name: "zealgo " + instance, Token: st.token})
 	if err == nil && st.shared {
 		st.counter, err = natskv.OpenCounter(context.Background(), st.conn.JS, natskv.CounterConfig{})
 	}
-	a.nats = st
 	if err != nil {
-		a.closeNATS()
-		return err
+		st.close()
+		return natsState{}, err
 	}
 	where := redactNATS(st.url)
 	switch {
 	case !st.shared && st.srv == nil:
-		where = "embedded at " + where + " (run by the supervisor), data in " + filepath.Join(a.cfg.DataDir, "nats")
+		where = "embedded at " + where + " (run by the supervisor), data in " + filepath.Join(cfg.DataDir, "nats")
 	case !st.shared:
-		where = "embedded at " + where + ", data in " + filepath.Join(a.cfg.DataDir, "nats")
+		where = "embedded at " + where + ", data in " + filepath.Join(cfg.DataDir, "nats")
 	}
-	a.log.Info("zealgo: NATS JetStream", "server", where, "instance", instance)
-	return nil
+	log.Info("zealgo: NATS JetStream", "server", where, "instance", instance)
+	return st, nil
 }
 
 // usesEmbeddedNATS reports whether something would use the embedded
 // server: task workers, or sessions on NATS.
-func (a *App) usesEmbeddedNATS() bool {
-	return a.cfg.TaskWorkerNum > 0 || a.cfg.Session.Store == "nats"
+func usesEmbeddedNATS(cfg *Config) bool {
+	return cfg.TaskWorkerNum > 0 || cfg.Session.Store == "nats"
 }
 
 // supervisorNATSEnv hands the embedded server that serve's supervisor runs
@@ -143,9 +143,9 @@ func (a *App) usesEmbeddedNATS() bool {
 // the child alone; it is no setting for users.
 const supervisorNATSEnv = "ZEALGO_NATS_SUPERVISOR"
 
-// embedNATS starts the embedded server for st, or, in a child of serve's
+// embed starts the embedded server for st, or, in a child of serve's
 // supervisor, connects st to the one the supervisor runs (superviseNATS).
-func (a *App) embedNATS(st *natsState) error {
+func (st *natsState) embed(cfg *Config, log *slog.Logger) error {
 	if v := os.Getenv(supervisorNATSEnv); v != "" {
 		u, err := url.Parse(v)
 		if err != nil || u.User == nil {
@@ -157,7 +157,7 @@ func (a *App) embedNATS(st *natsState) error {
 		return nil
 	}
 	st.token = rand.Text()
-	srv, err := natsrv.Start(natsrv.Config{DataDir: filepath.Join(a.cfg.DataDir, "nats"), Token: st.token, Logger: a.log})
+	srv, err := natsrv.Start(natsrv.Config{DataDir: filepath.Join(cfg.DataDir, "nats"), Token: st.token, Logger: log})
 	if err != nil {
 		return err
 	}
@@ -169,16 +169,18 @@ func (a *App) embedNATS(st *natsState) error {
 // application embeds one, and returns it (nil: none) with the environment
 // that hands it to the children. It outlives them: the tasks queued when a
 // child dies stay queued for its replacement, and a child replaced while
-// it drains never runs a second server on the same store.
-func (a *App) superviseNATS() (*natsrv.Server, []string, error) {
-	if a.natsMode() != NATSEmbedded || !a.usesEmbeddedNATS() {
+// it drains never runs a second server on the same store. prepare readies
+// the application's directories and logger, when a server is wanted.
+func superviseNATS(cfg *Config, prepare func() (*slog.Logger, error)) (*natsrv.Server, []string, error) {
+	if natsMode(cfg) != NATSEmbedded || !usesEmbeddedNATS(cfg) {
 		return nil, nil, nil
 	}
-	if err := a.prepare(); err != nil {
+	log, err := prepare()
+	if err != nil {
 		return nil, nil, err
 	}
 	token := rand.Text()
-	srv, err := natsrv.Start(natsrv.Config{DataDir: filepath.Join(a.cfg.DataDir, "nats"), Token: token, Logger: a.log})
+	srv, err := natsrv.Start(natsrv.Config{DataDir: filepath.Join(cfg.DataDir, "nats"), Token: token, Logger: log})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -191,28 +193,28 @@ func (a *App) superviseNATS() (*natsrv.Server, []string, error) {
 	return srv, []string{supervisorNATSEnv + "=" + u.String()}, nil
 }
 
-// closeNATS closes the connection and stops the embedded server, last at
+// close closes the connection and stops the embedded server, last at
 // shutdown.
-func (a *App) closeNATS() {
-	if a.nats.conn != nil {
-		a.nats.conn.Close()
+func (st *natsState) close() {
+	if st.conn != nil {
+		st.conn.Close()
 	}
-	if a.nats.srv != nil {
-		a.nats.srv.Shutdown()
+	if st.srv != nil {
+		st.srv.Shutdown()
 	}
-	a.nats = natsState{}
+	*st = natsState{}
 }
 
 // instanceName returns Config.NATS.Instance, else the name kept in
 // <DataDir>/instance, which it makes on the first start.
-func (a *App) instanceName() (string, error) {
-	if n := a.cfg.NATS.Instance; n != "" {
+func instanceName(cfg *Config) (string, error) {
+	if n := cfg.NATS.Instance; n != "" {
 		if len(n) > 64 || !validName(n) {
 			return "", fmt.Errorf("zealgo: instance name %q: want 1 to 64 letters, digits, '_' or '-'", n)
 		}
 		return n, nil
 	}
-	path := filepath.Join(a.cfg.DataDir, "instance")
+	path := filepath.Join(cfg.DataDir, "instance")
 	for range 3 {
 		b, err := os.ReadFile(path)
 		if n := strings.TrimSpace(string(b)); err == nil && validName(n) && len(n) <= 64 {

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"os"
 	"os/exec"
@@ -89,7 +90,7 @@ func (a *App) supervise(ctx context.Context, args []string, stdout, stderr io.Wr
 		fmt.Fprintf(stderr, "zealgo: listen: %v\n", err)
 		return 1
 	}
-	nats, env, err := a.superviseNATS()
+	nats, env, err := superviseNATS(&a.cfg, func() (*slog.Logger, error) { err := a.prepare(); return a.log, err })
 	if err != nil {
 		ln.Close()
 		fmt.Fprintln(stderr, err)
