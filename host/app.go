@@ -15,7 +15,6 @@ import (
 	"github.com/zealgo/zealgo/internal/deadline"
 	"github.com/zealgo/zealgo/internal/gcfloor"
 	"github.com/zealgo/zealgo/internal/sessionstore"
-	"github.com/zealgo/zealgo/internal/taskpool"
 	"github.com/zealgo/zealgo/internal/tmplset"
 	"github.com/zealgo/zealgo/interp"
 )
@@ -38,8 +37,8 @@ type App struct {
 	templates  *tmplset.Set          // template/, made at start-up
 
 	onTaskFinish func(id int64, result any, err error)
-	tasks        taskpool.Engine // the task engine, started by startTasks (task.go)
-	lifecycle    lifecycle       // OnStart and OnStop hooks
+	tasks        tasks     // the task engine (task.go)
+	lifecycle    lifecycle // OnStart and OnStop hooks
 	provided     map[reflect.Type]reflect.Value
 	db           dbState   // the database pool (db.go)
 	nats         natsState // NATS JetStream, when used (nats.go)
@@ -215,7 +214,8 @@ func (a *App) setup() (err error) {
 	if err := a.listenMetrics(); err != nil {
 		return err
 	}
-	return a.startTasks()
+	return a.tasks.start(taskDeps{cfg: &a.cfg, log: a.Logger(), dirs: &a.dirs, nats: &a.nats, ops: &a.ops,
+		stat: a.statTask, onFinish: a.onTaskFinish})
 }
 
 // newRoot builds the application's handler: the health checks and the
@@ -313,7 +313,7 @@ func (a *App) Serve(ctx context.Context, ln net.Listener) error {
 	sctx, cancel := context.WithTimeout(context.Background(), a.cfg.ShutdownTimeout)
 	defer cancel()
 	err = srv.Shutdown(sctx)
-	a.stopTasks(sctx)
+	a.tasks.stop(sctx)
 	a.Close()
 	if err != nil {
 		return fmt.Errorf("zealgo: shutdown: %w", err)
@@ -338,7 +338,7 @@ func (a *App) Close() error {
 	defer a.nats.close() // last: the task engine and the sessions use it
 	defer a.db.close()   // after the OnStop hooks, which may still use it
 	defer a.lifecycle.stop()
-	a.closeTasks()
+	a.tasks.close(a.cfg.ShutdownTimeout)
 	_ = a.sessions.Close()
 	if err := a.closePublic(); err != nil {
 		a.Logger().Warn("zealgo: closing public files", "err", err)

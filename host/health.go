@@ -78,8 +78,8 @@ func (a *App) readiness(ctx context.Context) (int, map[string]any) {
 		}
 		checks["nats"] = a.check("nats", err)
 	}
-	if a.tasks.Started() { // the local worker pool: ready while a worker runs (taskpool.Readiness)
-		checks["tasks"] = a.check("tasks", a.tasks.Ready(ctx))
+	if a.tasks.engine.Started() { // the local worker pool: ready while a worker runs (taskpool.Readiness)
+		checks["tasks"] = a.check("tasks", a.tasks.engine.Ready(ctx))
 	}
 	status, word := http.StatusOK, "ready"
 	for _, v := range checks {

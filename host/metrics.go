@@ -142,7 +142,7 @@ func (a *App) registerGauges() {
 	}
 	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "zealgo_task_queue_depth",
 		Help: "Tasks waiting for a worker (0 when the task backend cannot tell)."}, func() float64 {
-		return float64(a.tasks.Queued())
+		return float64(a.tasks.engine.Queued())
 	}))
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"path/filepath"
 	"strings"
 	"time"
@@ -82,24 +83,50 @@ func taskError(o taskpool.Outcome) *TaskError {
 	return &TaskError{ID: o.ID, Handler: o.Handler, Kind: kind, Msg: o.Err}
 }
 
-// startTasks starts the task engine (App.tasks), if the application has
-// task workers: on NATS JetStream when it uses NATS (nats.go), else over
-// local worker processes alone.
-func (a *App) startTasks() error {
-	switch n := a.cfg.TaskWorkerNum; {
+// tasks is the task component of the server process: the engine that
+// runs task files on the worker processes or over NATS, and what
+// dispatching a task and handing over its end need. Its zero value is
+// stopped.
+type tasks struct {
+	engine   taskpool.Engine
+	log      *slog.Logger
+	dir      string                  // task/
+	stat     func(path string) error // whether a task file exists (statTask, source.go)
+	onFinish func(id int64, result any, err error)
+	ops      *opsState // metrics and tracing (task_ops.go)
+}
+
+// taskDeps is what the task component is made with.
+type taskDeps struct {
+	cfg      *Config
+	log      *slog.Logger
+	dirs     *appDirs
+	nats     *natsState
+	ops      *opsState
+	stat     func(path string) error
+	onFinish func(id int64, result any, err error)
+}
+
+// startTasks starts the task engine, if the application has task
+// workers: on NATS JetStream when it uses NATS (nats.go), else over local
+// worker processes alone. Without task workers t stays stopped.
+func (t *tasks) start(d taskDeps) error {
+	*t = tasks{log: d.log, dir: d.dirs.task, stat: d.stat, onFinish: d.onFinish, ops: d.ops}
+	switch n := d.cfg.TaskWorkerNum; {
 	case n < 0:
 		return fmt.Errorf("zealgo: TaskWorkerNum is %d; it must be 0 (no task workers) or more", n)
 	case n == 0:
 		return nil
 	}
-	pc := taskpool.Config{Workers: a.cfg.TaskWorkerNum, Coroutine: a.cfg.TaskEnableCoroutine,
-		Command: a.cfg.WorkerCommand, Log: a.Logger(), Worker: taskproto.WorkerConfig{Root: a.dirs.root,
-			DataDir: a.cfg.DataDir, Dev: a.cfg.Dev, Debounce: a.cfg.ReloadDebounce, DB: dbURL(&a.cfg)}}
+	cfg := d.cfg
+	pc := taskpool.Config{Workers: cfg.TaskWorkerNum, Coroutine: cfg.TaskEnableCoroutine,
+		Command: cfg.WorkerCommand, Log: d.log, Worker: taskproto.WorkerConfig{Root: d.dirs.root,
+			DataDir: cfg.DataDir, Dev: cfg.Dev, Debounce: cfg.ReloadDebounce, DB: dbURL(cfg)}}
 	var b taskpool.Backend = taskpool.New(pc)
-	if a.nats.conn != nil {
-		b = taskpool.NewJetStream(a.jetStreamConfig(pc))
+	if d.nats.conn != nil {
+		b = taskpool.NewJetStream(jetStreamConfig(cfg, d.nats, pc))
 	}
-	if err := a.tasks.Start(b, a.observeTaskFinish(a.finishTask), a.Logger()); err != nil { // task_ops.go
+	if err := t.engine.Start(b, t.observeFinish(t.finish), d.log); err != nil { // task_ops.go
 		return fmt.Errorf("zealgo: task workers: %w", err)
 	}
 	return nil
@@ -113,36 +140,37 @@ const queueConcurrency = 64
 // worker processes of pc pull from it, with the URL and token the server
 // is reached with, and get three quarters of the shutdown timeout to
 // finish their running tasks.
-func (a *App) jetStreamConfig(pc taskpool.Config) taskpool.JetStreamConfig {
+func jetStreamConfig(cfg *Config, nats *natsState, pc taskpool.Config) taskpool.JetStreamConfig {
 	conc := 1
-	if a.cfg.TaskEnableCoroutine {
+	if cfg.TaskEnableCoroutine {
 		conc = queueConcurrency
 	}
-	return taskpool.JetStreamConfig{Pool: pc, JS: a.nats.conn.JS, MaxPayload: a.nats.conn.NC.MaxPayload(),
-		Instance: a.nats.instance, Queue: taskproto.QueueConfig{URL: a.nats.url, Token: a.nats.token,
-			AckWait: a.cfg.NATS.AckWait, MaxDeliver: a.cfg.NATS.MaxDeliver, Concurrency: conc,
-			Grace: a.cfg.ShutdownTimeout * 3 / 4}}
+	return taskpool.JetStreamConfig{Pool: pc, JS: nats.conn.JS, MaxPayload: nats.conn.NC.MaxPayload(),
+		Instance: nats.instance, Queue: taskproto.QueueConfig{URL: nats.url, Token: nats.token,
+			AckWait: cfg.NATS.AckWait, MaxDeliver: cfg.NATS.MaxDeliver, Concurrency: conc,
+			Grace: cfg.ShutdownTimeout * 3 / 4}}
 }
 
-// stopTasks shuts the task engine down once, waiting for running tasks
-// and for their finish callbacks until ctx is done.
-func (a *App) stopTasks(ctx context.Context) { a.tasks.Stop(ctx) }
+// stop shuts the task engine down once, waiting for running tasks and
+// for their finish callbacks until ctx is done.
+func (t *tasks) stop(ctx context.Context) { t.engine.Stop(ctx) }
 
-// closeTasks is stopTasks within Config.ShutdownTimeout, for Close.
-func (a *App) closeTasks() {
-	ctx, cancel := context.WithTimeout(context.Background(), a.cfg.ShutdownTimeout)
+// close is stop within timeout (Config.ShutdownTimeout), for Close.
+func (t *tasks) close(timeout time.Duration) {
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	a.stopTasks(ctx)
+	t.stop(ctx)
 }
 
 // dispatchTimeout bounds the wait for the engine to accept a task.
 const dispatchTimeout = 10 * time.Second
 
-// dispatchTask is Server.Task and Server.TaskContext: the id of the
-// request whose context ctx is, if any, travels with the task.
-func (a *App) dispatchTask(ctx context.Context, t Task) (int64, error) {
-	if !a.tasks.Started() {
-		if a.cfg.TaskWorkerNum == 0 {
+// dispatch is Server.Task and Server.TaskContext: the id of the request
+// whose context ctx is, if any, travels with the task. workers is
+// Config.TaskWorkerNum, which tells why a stopped engine takes no task.
+func (tk *tasks) dispatch(ctx context.Context, workers int, t Task) (int64, error) {
+	if !tk.engine.Started() {
+		if workers == 0 {
 			return 0, ErrNoTaskWorkers
 		}
 		return 0, fmt.Errorf("%w: start the application (Handler, Serve or Main) first", taskpool.ErrNotStarted)
@@ -151,7 +179,7 @@ func (a *App) dispatchTask(ctx context.Context, t Task) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	if err := a.statTask(filepath.Join(a.dirs.task, name+".go")); err != nil {
+	if err := tk.stat(filepath.Join(tk.dir, name+".go")); err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return 0, fmt.Errorf("zealgo: task %s: there is no file task/%s.go: %w", t.Handler, name, fs.ErrNotExist)
 		}
@@ -167,7 +195,7 @@ func (a *App) dispatchTask(ctx context.Context, t Task) (int64, error) {
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), dispatchTimeout)
 	defer cancel()
-	id, err := a.tasks.DispatchObserved(ctx, t.Handler, args, meta, a.dispatching(ctx)) // metrics and trace (task_ops.go)
+	id, err := tk.engine.DispatchObserved(ctx, t.Handler, args, meta, tk.dispatching(ctx)) // metrics and trace (task_ops.go)
 	if errors.Is(err, taskpool.ErrStopped) {
 		return 0, ErrTasksStopped
 	}
@@ -184,11 +212,11 @@ func taskName(handler string) (string, error) {
 	return name, nil
 }
 
-// finishTask hands a task's end to the application's callback, with the
+// finish hands a task's end to the application's callback, with the
 // result decoded by taskproto.DecodeResult (whole numbers as int64) or
 // the failure as a *TaskError, or logs it: the result as the task's JSON.
 // The engine calls it one task at a time.
-func (a *App) finishTask(o taskpool.Outcome) {
+func (t *tasks) finish(o taskpool.Outcome) {
 	var result any
 	var err error
 	if o.Fail != "" {
@@ -201,20 +229,20 @@ func (a *App) finishTask(o taskpool.Outcome) {
 	}
 	defer func() {
 		if p := recover(); p != nil {
-			a.Logger().Error("zealgo: OnTaskFinish panicked", "id", o.ID, "task", o.Handler, "panic", fmt.Sprint(p))
+			t.log.Error("zealgo: OnTaskFinish panicked", "id", o.ID, "task", o.Handler, "panic", fmt.Sprint(p))
 		}
 	}()
-	if f := a.onTaskFinish; f != nil {
+	if f := t.onFinish; f != nil {
 		f(o.ID, result, err)
 		return
 	}
 	if err != nil {
-		a.Logger().Warn("task failed", "id", o.ID, "task", o.Handler, "err", err)
+		t.log.Warn("task failed", "id", o.ID, "task", o.Handler, "err", err)
 		return
 	}
 	res := string(o.Result)
 	if len(res) > 1024 {
 		res = res[:1024] + "…"
 	}
-	a.Logger().Info("task finished", "id", o.ID, "task", o.Handler, "result", res)
+	t.log.Info("task finished", "id", o.ID, "task", o.Handler, "result", res)
 }

@@ -22,21 +22,21 @@ import (
 // nothing to observe: it counts the task and gives it the caller's trace
 // context, in its Meta; the func it returns is called with the outcome of
 // the hand-over.
-func (a *App) dispatching(ctx context.Context) func(job *taskpool.Job) func(error) {
-	m := a.ops.metrics
+func (t *tasks) dispatching(ctx context.Context) func(job *taskpool.Job) func(error) {
+	m := t.ops.metrics
 	sc := trace.SpanContextFromContext(ctx)
 	if m == nil && !sc.IsValid() {
 		return nil
 	}
-	return func(job *taskpool.Job) func(error) { return a.dispatched(ctx, m, job) }
+	return func(job *taskpool.Job) func(error) { return t.dispatched(ctx, m, job) }
 }
 
 // dispatched is dispatching's observer of one task.
-func (a *App) dispatched(ctx context.Context, m *metrics, job *taskpool.Job) func(error) {
+func (t *tasks) dispatched(ctx context.Context, m *metrics, job *taskpool.Job) func(error) {
 	var span trace.Span
 	if trace.SpanContextFromContext(ctx).IsValid() {
-		if a.ops.tracer != nil {
-			ctx, span = a.ops.tracer.Start(ctx, "dispatch "+taskFile(job.Handler), trace.WithSpanKind(trace.SpanKindProducer),
+		if t.ops.tracer != nil {
+			ctx, span = t.ops.tracer.Start(ctx, "dispatch "+taskFile(job.Handler), trace.WithSpanKind(trace.SpanKindProducer),
 				trace.WithAttributes(attribute.Int64("zealgo.task.id", job.ID)))
 		}
 		if job.Meta == nil {
@@ -63,9 +63,9 @@ func (a *App) dispatched(ctx context.Context, m *metrics, job *taskpool.Job) fun
 	}
 }
 
-// observeTaskFinish counts each finished task before next handles it.
-func (a *App) observeTaskFinish(next func(taskpool.Outcome)) func(taskpool.Outcome) {
-	m := a.ops.metrics
+// observeFinish counts each finished task before next handles it.
+func (t *tasks) observeFinish(next func(taskpool.Outcome)) func(taskpool.Outcome) {
+	m := t.ops.metrics
 	if m == nil {
 		return next
 	}
@@ -118,13 +118,13 @@ func taskFile(handler string) string {
 // of the dispatcher's span when c carries a trace context in its Meta.
 // The returned func ends it; when the task carried a trace, it also logs
 // a debug record of the run, with the trace id.
-func (a *App) startTaskSpan(ctx context.Context, m taskpool.Call) (context.Context, func(fail string, err error)) {
-	if m.Meta["traceparent"] == "" || a.ops.tracer == nil {
+func (o *opsState) startTaskSpan(ctx context.Context, log *slog.Logger, m taskpool.Call) (context.Context, func(fail string, err error)) {
+	if m.Meta["traceparent"] == "" || o.tracer == nil {
 		return ctx, func(string, error) {}
 	}
 	ctx = propagator.Extract(ctx, propagation.MapCarrier(m.Meta))
 	file := "task/" + m.Task + ".go"
-	ctx, span := a.ops.tracer.Start(ctx, "run "+file, trace.WithSpanKind(trace.SpanKindConsumer),
+	ctx, span := o.tracer.Start(ctx, "run "+file, trace.WithSpanKind(trace.SpanKindConsumer),
 		trace.WithAttributes(attribute.Int64("zealgo.task.id", m.ID), attribute.String("zealgo.file", file)))
 	start := time.Now()
 	return ctx, func(fail string, err error) {
@@ -132,7 +132,7 @@ func (a *App) startTaskSpan(ctx context.Context, m taskpool.Call) (context.Conte
 		if err != nil {
 			outcome = fail
 		}
-		a.log.LogAttrs(ctx, slog.LevelDebug, "task run", slog.Int64("id", m.ID), slog.String("task", "/task/"+m.Task),
+		log.LogAttrs(ctx, slog.LevelDebug, "task run", slog.Int64("id", m.ID), slog.String("task", "/task/"+m.Task),
 			slog.String("outcome", outcome), slog.Duration("duration", time.Since(start)))
 		endSpan(span, err)
 	}

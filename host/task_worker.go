@@ -117,7 +117,7 @@ func (ws *workerSide) close() {
 
 // Run runs one task, in its span when it carries a trace.
 func (ws *workerSide) Run(ctx context.Context, c taskpool.Call) taskpool.Result {
-	ctx, end := ws.a.startTaskSpan(ctx, c) // task_ops.go
+	ctx, end := ws.a.ops.startTaskSpan(ctx, ws.a.log, c) // task_ops.go
 	res := ws.a.callTask(ctx, ws.cache, c)
 	end(res.Fail, res.Err)
 	return res
