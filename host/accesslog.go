@@ -10,7 +10,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 )
 
-// accessLog writes the access record of a finished request, through
+// accessLogRecord writes the access record of a finished request, through
 // Config.Ops.AccessLogger (default: the application's logger) at level
 // info: method, path (without the query,
 // which may hold secrets), status, bytes (of the body sent), duration,
@@ -19,15 +19,15 @@ import (
 // carries trace_id and span_id. Into the serve command's own log it is
 // written without slog (directAccessLog), the same bytes at a fraction
 // of the cost.
-func (a *App) accessLog(r *http.Request, id, file string, status int, size int64, end time.Time, d time.Duration) {
-	if direct := a.ops.direct; direct != nil {
+func (o *opsState) accessLogRecord(r *http.Request, id, file string, status int, size int64, end time.Time, d time.Duration) {
+	if direct := o.direct; direct != nil {
 		if direct.Enabled(slog.LevelInfo) {
-			a.directAccessLog(direct, r, id, file, status, size, end, d)
+			o.directAccessLog(direct, r, id, file, status, size, end, d)
 		}
 		return
 	}
 	ctx := r.Context()
-	h := a.ops.access.Handler()
+	h := o.access.Handler()
 	if !h.Enabled(ctx, slog.LevelInfo) {
 		return
 	}
@@ -61,10 +61,10 @@ var accessKeys = struct {
 	logbuf.NewKey("trace_id"), logbuf.NewKey("span_id")}
 
 // directAccessLog writes the access record straight into the buffer of
-// the serve command's log (logbuf.Direct): the same bytes as accessLog's
+// the serve command's log (logbuf.Direct): the same bytes as accessLogRecord's
 // slog record through that log's handler (and traceLogHandler's ids),
 // with no allocation.
-func (a *App) directAccessLog(direct *logbuf.Direct, r *http.Request, id, file string, status int, size int64, end time.Time, d time.Duration) {
+func (o *opsState) directAccessLog(direct *logbuf.Direct, r *http.Request, id, file string, status int, size int64, end time.Time, d time.Duration) {
 	k := &accessKeys
 	rec := direct.Begin(end, slog.LevelInfo, "request")
 	rec.String(k.method, r.Method)
@@ -77,7 +77,7 @@ func (a *App) directAccessLog(direct *logbuf.Direct, r *http.Request, id, file s
 	if file != "" {
 		rec.String(k.file, file)
 	}
-	if a.ops.tracer != nil {
+	if o.tracer != nil {
 		if sc := trace.SpanContextFromContext(r.Context()); sc.IsValid() {
 			rec.String(k.traceID, sc.TraceID().String())
 			rec.String(k.spanID, sc.SpanID().String())
@@ -91,10 +91,10 @@ func (a *App) directAccessLog(direct *logbuf.Direct, r *http.Request, id, file s
 // through a buffer (internal/logbuf) written at least every 100ms, so
 // that they cost no system call each; every other record is written at
 // once. Close the logs as the command ends.
-func (a *App) newServeLogs(w io.Writer) (*logbuf.Logs, error) {
-	level, err := a.cfg.Ops.logLevel(a.cfg.Dev)
+func newServeLogs(cfg *Config, w io.Writer) (*logbuf.Logs, error) {
+	level, err := cfg.Ops.logLevel(cfg.Dev)
 	if err != nil {
 		return nil, err
 	}
-	return logbuf.New(w, a.cfg.Ops.LogFormat, level)
+	return logbuf.New(w, cfg.Ops.LogFormat, level)
 }

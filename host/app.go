@@ -173,9 +173,15 @@ func (a *App) setup() (err error) {
 	if err := a.prepare(); err != nil {
 		return err
 	}
-	if err := a.setupOps(); err != nil { // metrics and tracing (ops.go)
+	log, err := a.ops.setup(&a.cfg, a.log, opsGauges{ // metrics and tracing (ops.go)
+		apiFiles:  func() int { return cacheLen(a.api) },
+		pageFiles: func() int { return cacheLen(a.pages) },
+		queued:    func() int { return a.tasks.engine.Queued() },
+	})
+	if err != nil {
 		return err
 	}
+	a.log = log
 	if a.nats, err = startNATS(&a.cfg, a.log); err != nil {
 		return err
 	}
@@ -209,9 +215,9 @@ func (a *App) setup() (err error) {
 	a.echo = a.newEcho()
 	a.hot.response = *echo.NewResponse(nil, a.echo)
 	a.hot.staticFast = len(a.global) == 0
-	a.hot.coarse = coarseTimes(&a.cfg) && !a.ops.observe
+	a.hot.coarse = coarseTimes(&a.cfg) && !a.ops.observing
 	a.root = a.newRoot()
-	if err := a.listenMetrics(); err != nil {
+	if err := a.ops.listenMetrics(&a.cfg.Ops); err != nil {
 		return err
 	}
 	return a.tasks.start(taskDeps{cfg: &a.cfg, log: a.Logger(), dirs: &a.dirs, nats: &a.nats, ops: &a.ops,
@@ -219,13 +225,14 @@ func (a *App) setup() (err error) {
 }
 
 // newRoot builds the application's handler: the health checks and the
-// request's span (opsRoot, ops.go), the outermost layer with the request's
+// request's span (opsState.root, ops.go), the outermost layer with the request's
 // state and execution limit (entry, dispatch.go), the cross-origin
 // protection (edge.go),
 // then the global middleware, each instantiated once here, then the
 // router.
 func (a *App) newRoot() http.Handler {
-	return a.opsRoot(a.entry(a.crossOrigin(chain((*router)(a), a.global))))
+	probes := []readyProbe{{"database", a.db.ready}, {"nats", a.nats.ready}, {"tasks", a.tasks.ready}}
+	return a.ops.root(a.entry(a.crossOrigin(chain((*router)(a), a.global))), &a.cfg.Ops, probes)
 }
 
 // router sends a request for /api or below it with one of the usual
@@ -309,7 +316,7 @@ func (a *App) Serve(ctx context.Context, ln net.Listener) error {
 		return err
 	case <-ctx.Done():
 	}
-	a.drain() // not ready from now on (ops.go)
+	a.ops.drain(a.cfg.Ops.DrainDelay, a.Logger()) // not ready from now on (ops.go)
 	sctx, cancel := context.WithTimeout(context.Background(), a.cfg.ShutdownTimeout)
 	defer cancel()
 	err = srv.Shutdown(sctx)
@@ -334,9 +341,9 @@ func (a *App) ListenAndServe(ctx context.Context) error {
 // Config.ShutdownTimeout, stops watching files and closes the database. It does not stop a
 // server started by Serve; cancel its context instead.
 func (a *App) Close() error {
-	defer a.closeOps()   // after NATS and the tasks: flushes their last spans
-	defer a.nats.close() // last: the task engine and the sessions use it
-	defer a.db.close()   // after the OnStop hooks, which may still use it
+	defer a.ops.close(a.Logger()) // after NATS and the tasks: flushes their last spans
+	defer a.nats.close()          // last: the task engine and the sessions use it
+	defer a.db.close()            // after the OnStop hooks, which may still use it
 	defer a.lifecycle.stop()
 	a.tasks.close(a.cfg.ShutdownTimeout)
 	_ = a.sessions.Close()

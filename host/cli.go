@@ -201,7 +201,7 @@ func (a *App) cmdServe(ctx context.Context, args []string, stdout, stderr io.Wri
 		a.cfg.Session.Redis = redisURL
 	}
 	if a.cfg.Logger == nil {
-		logs, err := a.newServeLogs(stderr) // accesslog.go
+		logs, err := newServeLogs(&a.cfg, stderr) // accesslog.go
 		if err != nil {
 			fmt.Fprintln(stderr, err)
 			return 2
@@ -212,7 +212,7 @@ func (a *App) cmdServe(ctx context.Context, args []string, stdout, stderr io.Wri
 			a.cfg.Ops.AccessLogger = logs.Bulk
 		}
 	}
-	defer a.logAsDefault()() // slog in handler files writes through the same log
+	defer a.ops.logAsDefault()() // slog in handler files writes through the same log
 	// In-process, or as the supervisor of a child that is this program
 	// with the same arguments and environment (supervise.go).
 	return a.serveCommand(ctx, args, stdout, stderr)

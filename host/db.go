@@ -98,6 +98,14 @@ func (d *dbState) migrate(ctx context.Context) (sqldb.Result, error) {
 	return res, err
 }
 
+// ready is the readiness probe of the database: it answers a ping.
+func (d *dbState) ready(ctx context.Context) (bool, error) {
+	if d.pool == nil {
+		return false, nil
+	}
+	return true, d.pool.PingContext(ctx)
+}
+
 // close closes the pool, after the OnStop hooks.
 func (d *dbState) close() {
 	if d.pool == nil {

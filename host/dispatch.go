@@ -48,8 +48,8 @@ func (a *App) outer(st *reqState, w http.ResponseWriter, r *http.Request, next h
 	res.Writer = w
 	res.Header()["X-Request-Id"] = st.vals.one(st.id) // canonical key
 	// Metrics, access log, span name (ops.go); runs after the recover below.
-	if a.ops.observe {
-		defer a.observe(st, r, res, a.startObserving(st))
+	if a.ops.observing {
+		defer a.ops.observe(st, r, res, a.ops.startObserving(st))
 	}
 	a.applyEdge(w, r, st) // frame headers, time limits (edge.go)
 	defer a.recoverOuter(st, r)

@@ -37,7 +37,7 @@
 // Start-up (App.setup, app.go) builds the chain once; a request then
 // passes through these steps, outermost first:
 //
-//  0. Operations (opsRoot, ops.go): the health checks are answered here
+//  0. Operations (opsState.root, ops.go): the health checks are answered here
 //     (health.go) and go no further; with tracing on, the request gets its
 //     span (tracing.go). When the request ends, observe (ops.go), deferred
 //     by the outermost layer, counts it (metrics.go), writes its access

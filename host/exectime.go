@@ -527,7 +527,7 @@ func (a *App) handlerLate(method, path string, limit time.Duration) {
 	if c := a.sup.child; c != nil {
 		a.log.Error("a handler runs past its time limit: this process asks for a successor, then drains and stops",
 			"method", method, "path", path, "limit", limit, "late_handlers", n)
-		a.handOver() // ops.go
+		a.ops.handOver() // ops.go
 		c.Replace(fmt.Sprintf("a handler (%s %s) runs past its time limit of %s", method, path, limit))
 		return
 	}

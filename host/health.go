@@ -19,20 +19,27 @@ type healthState struct {
 	last map[string]string
 }
 
+// readyProbe is one check of the readiness request, asked of the
+// component it names: applies is false when the component is not in use.
+type readyProbe struct {
+	name  string
+	check func(ctx context.Context) (applies bool, err error)
+}
+
 // healthLayer answers the liveness and readiness checks before anything
 // else sees the request.
-func (a *App) healthLayer(next http.Handler) http.Handler {
-	live, ready := a.cfg.Ops.HealthPath, a.cfg.Ops.ReadyPath
+func (o *opsState) healthLayer(next http.Handler, cfg *OpsConfig, probes []readyProbe) http.Handler {
+	live, ready := cfg.HealthPath, cfg.ReadyPath
 	if live == "" && ready == "" {
 		return next
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch p := r.URL.Path; {
 		case p == live && live != "":
-			a.answerHealth(w, r, http.StatusOK, map[string]any{"status": "ok"})
+			answerHealth(w, r, http.StatusOK, map[string]any{"status": "ok"})
 		case p == ready && ready != "":
-			status, body := a.readiness(r.Context())
-			a.answerHealth(w, r, status, body)
+			status, body := o.readiness(r.Context(), probes)
+			answerHealth(w, r, status, body)
 		default:
 			next.ServeHTTP(w, r)
 		}
@@ -41,7 +48,7 @@ func (a *App) healthLayer(next http.Handler) http.Handler {
 
 // answerHealth writes a check's JSON answer to GET and HEAD; other
 // methods get 405.
-func (a *App) answerHealth(w http.ResponseWriter, r *http.Request, status int, body map[string]any) {
+func answerHealth(w http.ResponseWriter, r *http.Request, status int, body map[string]any) {
 	h := w.Header()
 	h.Set("Cache-Control", "no-store")
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
@@ -61,25 +68,17 @@ func (a *App) answerHealth(w http.ResponseWriter, r *http.Request, status int, b
 // (if any) is ready. Each
 // check reads "ok" or what is wrong in a word; the reasons go to the log
 // when a check changes.
-func (a *App) readiness(ctx context.Context) (int, map[string]any) {
+func (o *opsState) readiness(ctx context.Context, probes []readyProbe) (int, map[string]any) {
 	checks := map[string]string{"started": "ok"}
-	if a.ops.draining.Load() {
+	if o.draining.Load() {
 		checks["started"] = "draining"
 	}
 	ctx, cancel := context.WithTimeout(ctx, readyTimeout)
 	defer cancel()
-	if pool := a.db.pool; pool != nil {
-		checks["database"] = a.check("database", pool.PingContext(ctx))
-	}
-	if c := a.nats.conn; c != nil { // tasks and sessions on NATS (nats.go)
-		var err error
-		if !c.NC.IsConnected() {
-			err = errors.New("zealgo: nats: " + c.NC.Status().String())
+	for _, p := range probes {
+		if applies, err := p.check(ctx); applies {
+			checks[p.name] = o.check(p.name, err)
 		}
-		checks["nats"] = a.check("nats", err)
-	}
-	if a.tasks.engine.Started() { // the local worker pool: ready while a worker runs (taskpool.Readiness)
-		checks["tasks"] = a.check("tasks", a.tasks.engine.Ready(ctx))
 	}
 	status, word := http.StatusOK, "ready"
 	for _, v := range checks {
@@ -91,7 +90,7 @@ func (a *App) readiness(ctx context.Context) (int, map[string]any) {
 }
 
 // check turns a check's error into its word, logging a change.
-func (a *App) check(name string, err error) string {
+func (o *opsState) check(name string, err error) string {
 	word, reason := "ok", ""
 	if err != nil {
 		word, reason = "down", err.Error()
@@ -99,7 +98,7 @@ func (a *App) check(name string, err error) string {
 			word = "timeout"
 		}
 	}
-	hs := &a.ops.health
+	hs := &o.health
 	hs.mu.Lock()
 	prev, seen := hs.last[name]
 	if hs.last == nil {
@@ -109,9 +108,9 @@ func (a *App) check(name string, err error) string {
 	hs.mu.Unlock()
 	switch {
 	case err != nil && (!seen || prev != reason):
-		a.Logger().Warn("zealgo: readiness check failing", "check", name, "err", err)
+		o.log.Warn("zealgo: readiness check failing", "check", name, "err", err)
 	case err == nil && seen && prev != "":
-		a.Logger().Info("zealgo: readiness check passing again", "check", name)
+		o.log.Info("zealgo: readiness check passing again", "check", name)
 	}
 	return word
 }

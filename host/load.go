@@ -165,7 +165,7 @@ func (a *App) cacheOptions() interp.CacheOptions {
 		IdleTTL:    a.cfg.UnloadIdle,
 		OnReload:   a.logReload,
 		OnError:    func(err error) { a.log.Error("zealgo: file watcher", "err", err) },
-		Observer:   a.compileObserver(),
+		Observer:   a.ops.compileObserver(&a.dirs),
 		Deps: func(path string) []string { // the application packages it imports
 			return interp.Dependencies(path, interp.Options{Symbols: a.symbols, Module: a.dirs.module})
 		},

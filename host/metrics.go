@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/http/pprof"
@@ -128,21 +129,27 @@ func register[C prometheus.Collector](reg *prometheus.Registry, c C) C {
 	return c
 }
 
+// opsGauges read, for the gauges, what other components hold: the
+// handler and page files loaded, the tasks queued.
+type opsGauges struct {
+	apiFiles, pageFiles, queued func() int
+}
+
 // registerGauges adds the gauges read from the running application: the
 // loaded files and the task queue.
-func (a *App) registerGauges() {
-	reg := a.Metrics()
+func (o *opsState) registerGauges(g opsGauges) {
+	reg := o.registry.get()
 	for _, c := range []struct {
 		dir string
 		n   func() int
-	}{{"api", func() int { return cacheLen(a.api) }}, {"public", func() int { return cacheLen(a.pages) }}} {
+	}{{"api", g.apiFiles}, {"public", g.pageFiles}} {
 		reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "zealgo_loaded_files",
 			Help:        "Compiled handler and page files held in memory, each an interpreter of its own.",
 			ConstLabels: prometheus.Labels{"dir": c.dir}}, func() float64 { return float64(c.n()) }))
 	}
 	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "zealgo_task_queue_depth",
 		Help: "Tasks waiting for a worker (0 when the task backend cannot tell)."}, func() float64 {
-		return float64(a.tasks.engine.Queued())
+		return float64(g.queued())
 	}))
 }
 
@@ -174,29 +181,32 @@ var statusLabels = func() (s [600]string) {
 
 // compileObserver counts the compiles of the application's caches
 // (interp.Observer).
-type compileObserver struct{ a *App }
+type compileObserver struct {
+	m           *metrics
+	api, public string // the directories
+}
 
 // compileObserver returns the observer of the caches, or nil without
 // metrics.
-func (a *App) compileObserver() interp.Observer {
-	if a.ops.metrics == nil {
+func (o *opsState) compileObserver(dirs *appDirs) interp.Observer {
+	if o.metrics == nil {
 		return nil
 	}
-	return compileObserver{a}
+	return compileObserver{m: o.metrics, api: dirs.api, public: dirs.public}
 }
 
 func (o compileObserver) Built(path string, reload bool, d time.Duration, err error) {
 	dir, trigger := "task", "load"
 	switch {
-	case within(o.a.dirs.api, path):
+	case within(o.api, path):
 		dir = "api"
-	case within(o.a.dirs.public, path):
+	case within(o.public, path):
 		dir = "public"
 	}
 	if reload {
 		trigger = "reload"
 	}
-	m := o.a.ops.metrics
+	m := o.m
 	m.compiles.WithLabelValues(dir, trigger).Observe(d.Seconds())
 	if err != nil {
 		m.compileFailures.WithLabelValues(dir, trigger).Inc()
@@ -210,8 +220,8 @@ type metricsSrv struct {
 }
 
 // listenMetrics starts the metrics listener, if there is an address.
-func (a *App) listenMetrics() error {
-	addr := a.cfg.Ops.MetricsAddr
+func (o *opsState) listenMetrics(cfg *OpsConfig) error {
+	addr := cfg.MetricsAddr
 	if addr == "" {
 		return nil
 	}
@@ -219,10 +229,10 @@ func (a *App) listenMetrics() error {
 	if err != nil {
 		return fmt.Errorf("zealgo: metrics listener: %w", err)
 	}
-	reg := a.Metrics()
+	reg := o.registry.get()
 	mux := http.NewServeMux()
-	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{ErrorLog: promLog{a}}))
-	if a.cfg.Ops.Pprof {
+	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{ErrorLog: promLog{o.log}}))
+	if cfg.Pprof {
 		mux.HandleFunc("/debug/pprof/", pprof.Index)
 		mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
 		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
@@ -232,25 +242,25 @@ func (a *App) listenMetrics() error {
 	mux.HandleFunc("/{$}", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		s := "zealgo metrics: /metrics\n"
-		if a.cfg.Ops.Pprof {
+		if cfg.Pprof {
 			s += "profiles: /debug/pprof/\n"
 		}
 		_, _ = w.Write([]byte(s))
 	})
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-	a.ops.metricsSrv = metricsSrv{srv: srv, ln: ln}
+	o.metricsSrv = metricsSrv{srv: srv, ln: ln}
 	go func() {
 		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			a.Logger().Error("zealgo: metrics listener", "err", err)
+			o.log.Error("zealgo: metrics listener", "err", err)
 		}
 	}()
-	a.Logger().Info("zealgo metrics", "addr", "http://"+ln.Addr().String()+"/metrics", "pprof", a.cfg.Ops.Pprof)
+	o.log.Info("zealgo metrics", "addr", "http://"+ln.Addr().String()+"/metrics", "pprof", cfg.Pprof)
 	return nil
 }
 
 // closeMetricsServer stops the metrics listener.
-func (a *App) closeMetricsServer() {
-	if s := a.ops.metricsSrv.srv; s != nil {
+func (o *opsState) closeMetricsServer() {
+	if s := o.metricsSrv.srv; s != nil {
 		_ = s.Close()
 	}
 }
@@ -265,19 +275,19 @@ func (s *Server) MetricsAddr() string {
 }
 
 // promLog sends promhttp's errors to the application's log.
-type promLog struct{ a *App }
+type promLog struct{ log *slog.Logger }
 
 func (l promLog) Println(v ...any) {
-	l.a.Logger().Error("zealgo: metrics: " + strings.TrimSpace(fmt.Sprintln(v...)))
+	l.log.Error("zealgo: metrics: " + strings.TrimSpace(fmt.Sprintln(v...)))
 }
 
 // countSessionErrors wraps the session backend so that its errors are
 // counted, when there are metrics.
-func (a *App) countSessionErrors(b sessionstore.Backend) sessionstore.Backend {
-	if a.ops.metrics == nil {
+func (o *opsState) countSessionErrors(b sessionstore.Backend) sessionstore.Backend {
+	if o.metrics == nil {
 		return b
 	}
-	return &countingBackend{b: b, errs: a.ops.metrics.sessionErrors}
+	return &countingBackend{b: b, errs: o.metrics.sessionErrors}
 }
 
 // countingBackend counts the errors of a session backend; an unknown id

@@ -193,6 +193,19 @@ func superviseNATS(cfg *Config, prepare func() (*slog.Logger, error)) (*natsrv.S
 	return srv, []string{supervisorNATSEnv + "=" + u.String()}, nil
 }
 
+// ready is the readiness probe of NATS (tasks and sessions on NATS): the
+// connection is up.
+func (st *natsState) ready(context.Context) (bool, error) {
+	c := st.conn
+	if c == nil {
+		return false, nil
+	}
+	if !c.NC.IsConnected() {
+		return true, errors.New("zealgo: nats: " + c.NC.Status().String())
+	}
+	return true, nil
+}
+
 // close closes the connection and stops the embedded server, last at
 // shutdown.
 func (st *natsState) close() {

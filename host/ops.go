@@ -102,7 +102,9 @@ func WithTracerProvider(tp trace.TracerProvider) Option {
 type opsState struct {
 	draining   atomic.Bool  // the server is shutting down: not ready
 	handedOver atomic.Bool  // a supervised child asked for its successor
-	observe    bool         // observe runs for every request
+	observing  bool         // observe runs for every request
+	accessLog  bool         // Config.Ops.AccessLog
+	log        *slog.Logger // the application's, as tracing made it
 	setDefault bool         // make the log slog's default at start-up
 	access     *slog.Logger // of the access log
 	// direct writes the access log without slog when its logger is the
@@ -115,39 +117,43 @@ type opsState struct {
 	health healthState
 }
 
-// setupOps makes the metrics and the tracer, once the directories are
-// resolved and before anything compiles or serves.
-func (a *App) setupOps() error {
-	o := &a.cfg.Ops
-	if o.Pprof && o.MetricsAddr == "" {
-		return errors.New("zealgo: pprof is served on the metrics listener: set the metrics address (--metrics-addr) too")
+// setup makes the metrics and the tracer, once the directories are
+// resolved and before anything compiles or serves, and returns the
+// application's logger as tracing wraps it. gauges read what other
+// components hold.
+func (o *opsState) setup(cfg *Config, log *slog.Logger, gauges opsGauges) (*slog.Logger, error) {
+	oc := &cfg.Ops
+	if oc.Pprof && oc.MetricsAddr == "" {
+		return nil, errors.New("zealgo: pprof is served on the metrics listener: set the metrics address (--metrics-addr) too")
 	}
-	if o.MetricsAddr != "" {
-		a.ops.metrics = newMetrics(a.Metrics())
-		a.registerGauges()
+	if oc.MetricsAddr != "" {
+		o.metrics = newMetrics(o.registry.get())
+		o.registerGauges(gauges)
 	}
-	a.ops.access = o.AccessLogger
-	if a.ops.access == nil {
-		a.ops.access = a.log
+	o.access = oc.AccessLogger
+	if o.access == nil {
+		o.access = log
 	}
-	a.ops.direct = logbuf.DirectOf(a.ops.access.Handler())
-	if err := a.setupTracing(); err != nil {
-		return err
+	o.direct = logbuf.DirectOf(o.access.Handler())
+	log, err := o.setupTracing(oc, log)
+	if err != nil {
+		return nil, err
 	}
-	a.ops.observe = a.ops.metrics != nil || o.AccessLog || a.ops.tracer != nil
-	if a.ops.setDefault {
-		slog.SetDefault(a.log)
+	o.log, o.accessLog = log, oc.AccessLog
+	o.observing = o.metrics != nil || oc.AccessLog || o.tracer != nil
+	if o.setDefault {
+		slog.SetDefault(log)
 	}
-	return nil
+	return log, nil
 }
 
 // logAsDefault makes the application's log slog's default, and so the
 // log package's output, once the application starts (the serve command
 // asks for it): slog in a handler file then writes through the same
 // handler and format. The returned func puts the previous ones back.
-func (a *App) logAsDefault() func() {
+func (o *opsState) logAsDefault() func() {
 	prev, w, flags := slog.Default(), log.Writer(), log.Flags()
-	a.ops.setDefault = true
+	o.setDefault = true
 	return func() {
 		slog.SetDefault(prev)
 		log.SetOutput(w)
@@ -155,18 +161,19 @@ func (a *App) logAsDefault() func() {
 	}
 }
 
-// opsRoot wraps the application's handler: health checks first, then
-// the tracing of the request.
-func (a *App) opsRoot(h http.Handler) http.Handler {
-	return a.healthLayer(a.traceLayer(h))
+// root wraps the application's handler: health checks first (the
+// readiness check asks probes), then the tracing of the request.
+func (o *opsState) root(h http.Handler, cfg *OpsConfig, probes []readyProbe) http.Handler {
+	return o.healthLayer(o.traceLayer(h), cfg, probes)
 }
 
 // observe records a finished request: metrics, the access log and the
-// name of its span. The outermost layer defers it when ops.observe is set.
-func (a *App) observe(st *reqState, r *http.Request, res *echo.Response, start time.Duration) {
+// name of its span. The outermost layer defers it when ops.observing is
+// set.
+func (o *opsState) observe(st *reqState, r *http.Request, res *echo.Response, start time.Duration) {
 	var end time.Time // read only for the access log
 	var d time.Duration
-	if a.cfg.Ops.AccessLog {
+	if o.accessLog {
 		end = time.Now()
 		d = end.Sub(clockBase) - start
 	} else {
@@ -180,13 +187,13 @@ func (a *App) observe(st *reqState, r *http.Request, res *echo.Response, start t
 	if st.file != nil {
 		file = st.file.rel
 	}
-	if m := a.ops.metrics; m != nil {
+	if m := o.metrics; m != nil {
 		m.request(st.file, r.Method, status, d) // ops_series.go
 	}
-	if a.cfg.Ops.AccessLog {
-		a.accessLog(r, st.id, file, status, res.Size, end, d)
+	if o.accessLog {
+		o.accessLogRecord(r, st.id, file, status, res.Size, end, d)
 	}
-	if a.ops.tracer != nil {
+	if o.tracer != nil {
 		nameSpan(r, st.id, file)
 	}
 }
@@ -199,22 +206,23 @@ var clockBase = deadline.Base()
 
 // startObserving counts the request of st in flight and returns its
 // start (since clockBase, read when it came in); observe counts it out.
-func (a *App) startObserving(st *reqState) time.Duration {
-	if m := a.ops.metrics; m != nil {
+func (o *opsState) startObserving(st *reqState) time.Duration {
+	if m := o.metrics; m != nil {
 		m.inflight.Add(1)
 	}
 	return st.start
 }
 
 // drain is the first step of a graceful shutdown: the readiness check
-// fails from now on, and the server goes on serving for DrainDelay.
-func (a *App) drain() {
-	if a.ops.handedOver.Load() { // the successor serves the socket already
+// fails from now on, and the server goes on serving for d
+// (Config.Ops.DrainDelay).
+func (o *opsState) drain(d time.Duration, log *slog.Logger) {
+	if o.handedOver.Load() { // the successor serves the socket already
 		return
 	}
-	a.ops.draining.Store(true)
-	if d := a.cfg.Ops.DrainDelay; d > 0 {
-		a.Logger().Info("zealgo draining: not ready; serving on until the drain delay ends", "drain_delay", d)
+	o.draining.Store(true)
+	if d > 0 {
+		log.Info("zealgo draining: not ready; serving on until the drain delay ends", "drain_delay", d)
 		time.Sleep(d)
 	}
 }
@@ -225,18 +233,18 @@ func (a *App) drain() {
 // socket by the time this process is told to stop, so this one's shutdown
 // neither waits out the drain delay nor fails the readiness check, which
 // a probe may reach in either process.
-func (a *App) handOver() {
-	a.ops.handedOver.Store(true)
-	a.closeMetricsServer()
+func (o *opsState) handOver() {
+	o.handedOver.Store(true)
+	o.closeMetricsServer()
 }
 
-// closeOps stops the metrics listener and flushes the traces.
-func (a *App) closeOps() {
-	a.closeMetricsServer()
+// close stops the metrics listener and flushes the traces.
+func (o *opsState) close(log *slog.Logger) {
+	o.closeMetricsServer()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	if err := a.shutdownTracing(ctx); err != nil {
-		a.Logger().Warn("zealgo: flushing traces", "err", err)
+	if err := o.shutdownTracing(ctx); err != nil {
+		log.Warn("zealgo: flushing traces", "err", err)
 	}
 }
 

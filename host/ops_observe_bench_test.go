@@ -36,7 +36,7 @@ func BenchmarkObserve(b *testing.B) {
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
 				st.start = time.Since(clockBase)
-				a.observe(st, r, res, a.startObserving(st))
+				a.ops.observe(st, r, res, a.ops.startObserving(st))
 			}
 		})
 	}

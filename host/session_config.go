@@ -109,7 +109,7 @@ func (a *App) newSessionManager() (*sessionstore.Manager, error) {
 		return nil, err
 	}
 	m, err := sessionstore.New(sessionstore.Config{
-		Backend: a.countSessionErrors(backend), Secret: cfg.Secret, SecretFile: filepath.Join(a.cfg.DataDir, "session.secret"),
+		Backend: a.ops.countSessionErrors(backend), Secret: cfg.Secret, SecretFile: filepath.Join(a.cfg.DataDir, "session.secret"),
 		CookieName: cfg.CookieName, MaxAge: cfg.MaxAge, Log: a.log,
 		Current: a.requestSession, Saved: sessionSaved, HTTPS: a.isHTTPS,
 	})

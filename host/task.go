@@ -151,6 +151,15 @@ func jetStreamConfig(cfg *Config, nats *natsState, pc taskpool.Config) taskpool.
 			Grace: cfg.ShutdownTimeout * 3 / 4}}
 }
 
+// ready is the readiness probe of the local worker pool: ready while a
+// worker runs (taskpool.Readiness).
+func (t *tasks) ready(ctx context.Context) (bool, error) {
+	if !t.engine.Started() {
+		return false, nil
+	}
+	return true, t.engine.Ready(ctx)
+}
+
 // stop shuts the task engine down once, waiting for running tasks and
 // for their finish callbacks until ctx is done.
 func (t *tasks) stop(ctx context.Context) { t.engine.Stop(ctx) }

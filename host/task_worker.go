@@ -78,11 +78,12 @@ func (ws *workerSide) setup(cfg taskproto.WorkerConfig) (taskpool.Runner, *slog.
 	if err := a.prepare(); err != nil {
 		return nil, nil, err
 	}
-	if err := a.setupWorkerOps(); err != nil { // tracing.go
+	log, err := a.ops.setupWorker(a.Logger()) // tracing.go
+	if err != nil {
 		return nil, nil, err
 	}
+	a.log = log
 	ws.ops = true
-	var err error
 	if a.db, err = openDB(&a.cfg, a.Logger(), a.dirs.root, false); err != nil { // the server ran the migrations
 		return nil, nil, fmt.Errorf("zealgo: worker: %w", err)
 	}
@@ -111,7 +112,7 @@ func (ws *workerSide) close() {
 		ws.a.db.close()
 	}
 	if ws.ops {
-		ws.a.closeOps()
+		ws.a.ops.close(ws.a.Logger())
 	}
 }
 

@@ -53,26 +53,25 @@ var propagator = propagation.NewCompositeTextMapPropagator(propagation.TraceCont
 
 // setupTracing makes the tracer, from Config.Ops.TracerProvider or the
 // environment, and makes the log carry trace ids.
-func (a *App) setupTracing() error {
-	tp := a.cfg.Ops.TracerProvider
+func (o *opsState) setupTracing(cfg *OpsConfig, log *slog.Logger) (*slog.Logger, error) {
+	tp := cfg.TracerProvider
 	if tp == nil {
 		sdk, err := tracerFromEnv(context.Background())
 		if err != nil || sdk == nil {
-			return err
+			return log, err
 		}
-		tp, a.ops.shutdown = sdk, sdk.Shutdown
-		a.Logger().Info("zealgo: tracing on (OpenTelemetry, OTLP over HTTP)")
+		tp, o.shutdown = sdk, sdk.Shutdown
+		log.Info("zealgo: tracing on (OpenTelemetry, OTLP over HTTP)")
 	}
-	a.ops.tp, a.ops.tracer, a.ops.prop = tp, tp.Tracer(tracerName), propagator
-	a.log = slog.New(traceLogHandler{a.Logger().Handler()})
-	a.ops.access = slog.New(traceLogHandler{a.ops.access.Handler()})
-	return nil
+	o.tp, o.tracer, o.prop = tp, tp.Tracer(tracerName), propagator
+	o.access = slog.New(traceLogHandler{o.access.Handler()})
+	return slog.New(traceLogHandler{log.Handler()}), nil
 }
 
 // shutdownTracing flushes and stops a provider made here.
-func (a *App) shutdownTracing(ctx context.Context) error {
-	if f := a.ops.shutdown; f != nil {
-		a.ops.shutdown = nil
+func (o *opsState) shutdownTracing(ctx context.Context) error {
+	if f := o.shutdown; f != nil {
+		o.shutdown = nil
 		return f(ctx)
 	}
 	return nil
@@ -122,11 +121,11 @@ func tracerFromEnv(ctx context.Context) (*sdktrace.TracerProvider, error) {
 }
 
 // traceLayer gives each request a server span, when tracing is on.
-func (a *App) traceLayer(h http.Handler) http.Handler {
-	if a.ops.tracer == nil {
+func (o *opsState) traceLayer(h http.Handler) http.Handler {
+	if o.tracer == nil {
 		return h
 	}
-	return otelhttp.NewHandler(h, "zealgo", otelhttp.WithTracerProvider(a.ops.tp), otelhttp.WithPropagators(a.ops.prop),
+	return otelhttp.NewHandler(h, "zealgo", otelhttp.WithTracerProvider(o.tp), otelhttp.WithPropagators(o.prop),
 		otelhttp.WithSpanNameFormatter(func(_ string, r *http.Request) string { return r.Method }))
 }
 
@@ -164,25 +163,26 @@ func (h traceLogHandler) WithGroup(name string) slog.Handler {
 	return traceLogHandler{h.Handler.WithGroup(name)}
 }
 
-// setupWorkerOps is setupTracing in a task worker: the tracer comes from
+// setupWorker is setupTracing in a task worker: the tracer comes from
 // the environment (the worker has the server's), and without one the
 // task's context still carries the dispatcher's trace, so that the
 // worker's log records about the task name it. The worker's log, which
 // the server forwards to its own, becomes slog's default, so that slog in
 // a task file writes through it.
-func (a *App) setupWorkerOps() error {
+func (o *opsState) setupWorker(log *slog.Logger) (*slog.Logger, error) {
 	sdk, err := tracerFromEnv(context.Background())
 	if err != nil {
-		return err
+		return log, err
 	}
 	var tp trace.TracerProvider = noop.NewTracerProvider()
 	if sdk != nil {
-		tp, a.ops.shutdown = sdk, sdk.Shutdown
+		tp, o.shutdown = sdk, sdk.Shutdown
 	}
-	a.ops.tp, a.ops.tracer, a.ops.prop = tp, tp.Tracer(tracerName), propagator
-	a.log = slog.New(traceLogHandler{a.Logger().Handler()})
-	slog.SetDefault(a.log)
-	return nil
+	o.tp, o.tracer, o.prop = tp, tp.Tracer(tracerName), propagator
+	log = slog.New(traceLogHandler{log.Handler()})
+	o.log = log
+	slog.SetDefault(log)
+	return log, nil
 }
 
 // endSpan ends span, marking it failed when err is set.
