@@ -196,7 +196,9 @@ func (a *App) setup() (err error) {
 	if err := a.lifecycle.start(a); err != nil {
 		return err
 	}
-	if err := a.setupEdge(); err != nil {
+	if err := a.edge.setup(&a.cfg, func(w http.ResponseWriter, r *http.Request) http.ResponseWriter {
+		return a.newPublicWriter(w, r) // errorpage.go
+	}); err != nil {
 		return err
 	}
 	if err := a.setupMiddleware(); err != nil {
@@ -232,7 +234,7 @@ func (a *App) setup() (err error) {
 // router.
 func (a *App) newRoot() http.Handler {
 	probes := []readyProbe{{"database", a.db.ready}, {"nats", a.nats.ready}, {"tasks", a.tasks.ready}}
-	return a.ops.root(a.entry(a.crossOrigin(chain((*router)(a), a.global))), &a.cfg.Ops, probes)
+	return a.ops.root(a.entry(a.edge.crossOrigin(chain((*router)(a), a.global))), &a.cfg.Ops, probes)
 }
 
 // router sends a request for /api or below it with one of the usual

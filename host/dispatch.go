@@ -51,7 +51,7 @@ func (a *App) outer(st *reqState, w http.ResponseWriter, r *http.Request, next h
 	if a.ops.observing {
 		defer a.ops.observe(st, r, res, a.ops.startObserving(st))
 	}
-	a.applyEdge(w, r, st) // frame headers, time limits (edge.go)
+	a.edge.apply(w, r, st) // frame headers, time limits (edge.go)
 	defer a.recoverOuter(st, r)
 	next.ServeHTTP(res, r)
 }

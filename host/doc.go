@@ -57,9 +57,9 @@
 //     (serveLimited, exectime.go: its handler on the request's own
 //     goroutine, the state's timer answering 503 and closing the
 //     connection when it fires first), gets its frame headers and body and
-//     write deadlines (applyEdge, edge.go), and has a panic anywhere
+//     write deadlines (edgeState.apply, edge.go), and has a panic anywhere
 //     below turned into a 500 internal_error. Then the cross-origin
-//     protection (crossOrigin, edge.go) refuses unsafe requests that
+//     protection (edgeState.crossOrigin, edge.go) refuses unsafe requests that
 //     browsers send from other origins.
 //  2. The global middleware (App.Use, App.UseAlias; middleware.go), each
 //     instantiated once at start-up (newRoot, app.go).

@@ -16,7 +16,7 @@ import (
 )
 
 // The edge: what every request gets before the global middleware, set up
-// once from the Config (setupEdge, called by App.setup) and applied by the
+// once from the Config (edgeState.setup, called by App.setup) and applied by the
 // outermost layer (dispatch.go).
 //
 //   - Time limits: for a request with a body, a read deadline that every
@@ -41,35 +41,42 @@ type edgeState struct {
 	clientIP  echo.IPExtractor // X-Forwarded-For from trusted proxies, else the peer
 	csp, xfo  string           // frame headers; "" for none
 	crossSite *http.CrossOriginProtection
+	// bodyTimeout is Config.BodyTimeout.
+	bodyTimeout time.Duration
+	// pageWriter writes an error outside /api/ as an error page
+	// (site.newPublicWriter, errorpage.go).
+	pageWriter func(http.ResponseWriter, *http.Request) http.ResponseWriter
 }
 
-// setupEdge checks and prepares the edge settings of the Config.
-func (a *App) setupEdge() error {
-	for _, p := range a.cfg.TrustedProxies {
+// setup checks and prepares the edge settings of cfg. pageWriter writes
+// the refusal of a cross-origin request outside /api/ as an error page.
+func (e *edgeState) setup(cfg *Config, pageWriter func(http.ResponseWriter, *http.Request) http.ResponseWriter) error {
+	e.bodyTimeout, e.pageWriter = cfg.BodyTimeout, pageWriter
+	for _, p := range cfg.TrustedProxies {
 		n, err := parseProxy(p)
 		if err != nil {
 			return err
 		}
-		a.edge.proxies = append(a.edge.proxies, n)
+		e.proxies = append(e.proxies, n)
 	}
-	a.edge.clientIP = echo.ExtractIPDirect()
-	if len(a.edge.proxies) > 0 {
+	e.clientIP = echo.ExtractIPDirect()
+	if len(e.proxies) > 0 {
 		opts := []echo.TrustOption{echo.TrustLoopback(false), echo.TrustLinkLocal(false), echo.TrustPrivateNet(false)}
-		for _, n := range a.edge.proxies {
+		for _, n := range e.proxies {
 			opts = append(opts, echo.TrustIPRange(n))
 		}
-		a.edge.clientIP = echo.ExtractIPFromXFFHeader(opts...)
+		e.clientIP = echo.ExtractIPFromXFFHeader(opts...)
 	}
-	if fa := strings.TrimSpace(a.cfg.FrameAncestors); fa != "" {
-		a.edge.csp = "frame-ancestors " + fa
+	if fa := strings.TrimSpace(cfg.FrameAncestors); fa != "" {
+		e.csp = "frame-ancestors " + fa
 		switch fa {
 		case "'none'":
-			a.edge.xfo = "DENY"
+			e.xfo = "DENY"
 		case "'self'":
-			a.edge.xfo = "SAMEORIGIN"
+			e.xfo = "SAMEORIGIN"
 		}
 	}
-	return a.setupCrossOrigin()
+	return e.setupCrossOrigin(cfg.TrustedOrigins)
 }
 
 // parseProxy parses a CIDR or a single address.
@@ -89,43 +96,42 @@ func parseProxy(s string) (*net.IPNet, error) {
 	return &net.IPNet{IP: ip, Mask: net.CIDRMask(bits, bits)}, nil
 }
 
-// setupCrossOrigin makes the cross-origin protection, unless
-// TrustedOrigins is "*".
-func (a *App) setupCrossOrigin() error {
-	if len(a.cfg.TrustedOrigins) == 1 && a.cfg.TrustedOrigins[0] == "*" {
+// setupCrossOrigin makes the cross-origin protection, unless origins
+// (Config.TrustedOrigins) is "*".
+func (e *edgeState) setupCrossOrigin(origins []string) error {
+	if len(origins) == 1 && origins[0] == "*" {
 		return nil
 	}
 	c := http.NewCrossOriginProtection()
-	for _, o := range a.cfg.TrustedOrigins {
+	for _, o := range origins {
 		if err := c.AddTrustedOrigin(strings.TrimSpace(o)); err != nil {
 			return fmt.Errorf("zealgo: trusted origin %q: %w", o, err)
 		}
 	}
-	c.SetDenyHandler(http.HandlerFunc(a.refuseCrossOrigin))
-	a.edge.crossSite = c
+	c.SetDenyHandler(http.HandlerFunc(e.refuseCrossOrigin))
+	e.crossSite = c
 	return nil
 }
 
 // crossOrigin wraps h in the cross-origin protection, if it is on.
-func (a *App) crossOrigin(h http.Handler) http.Handler {
-	if a.edge.crossSite == nil {
+func (e *edgeState) crossOrigin(h http.Handler) http.Handler {
+	if e.crossSite == nil {
 		return h
 	}
-	return a.edge.crossSite.Handler(h)
+	return e.crossSite.Handler(h)
 }
 
 // refuseCrossOrigin answers an unsafe request a browser sent from another
 // origin: 403 cross_origin_request, as JSON under /api/, else an error
 // page for a client that does not prefer JSON.
-func (a *App) refuseCrossOrigin(w http.ResponseWriter, r *http.Request) {
-	e := errorf(http.StatusForbidden, CodeCrossOrigin,
+func (e *edgeState) refuseCrossOrigin(w http.ResponseWriter, r *http.Request) {
+	err := errorf(http.StatusForbidden, CodeCrossOrigin,
 		"a %s from another origin is refused; the application can trust the origin with --trusted-origins", r.Method)
 	if !isAPIPath(r.URL.Path) {
-		pw := a.newPublicWriter(w, r)
-		writeError(pw, r, e)
+		writeError(e.pageWriter(w, r), r, err)
 		return
 	}
-	writeError(w, r, e)
+	writeError(w, r, err)
 }
 
 // ClientIP returns the address of the client of r: the peer's, or, when
@@ -143,8 +149,8 @@ func ClientIP(r *http.Request) string {
 func (a *API) ClientIP() string { return ClientIP(a.r) }
 
 // fromTrustedProxy reports whether the peer of r is a trusted proxy.
-func (a *App) fromTrustedProxy(r *http.Request) bool {
-	if len(a.edge.proxies) == 0 {
+func (e *edgeState) fromTrustedProxy(r *http.Request) bool {
+	if len(e.proxies) == 0 {
 		return false
 	}
 	host, _, err := net.SplitHostPort(r.RemoteAddr)
@@ -152,7 +158,7 @@ func (a *App) fromTrustedProxy(r *http.Request) bool {
 		host = r.RemoteAddr
 	}
 	ip := net.ParseIP(host)
-	for _, n := range a.edge.proxies {
+	for _, n := range e.proxies {
 		if ip != nil && n.Contains(ip) {
 			return true
 		}
@@ -162,47 +168,47 @@ func (a *App) fromTrustedProxy(r *http.Request) bool {
 
 // isHTTPS reports whether r reached the application over TLS: directly,
 // or through a trusted proxy that says so in X-Forwarded-Proto.
-func (a *App) isHTTPS(r *http.Request) bool {
-	return r.TLS != nil || a.fromTrustedProxy(r) && strings.EqualFold(r.Header.Get("X-Forwarded-Proto"), "https")
+func (e *edgeState) isHTTPS(r *http.Request) bool {
+	return r.TLS != nil || e.fromTrustedProxy(r) && strings.EqualFold(r.Header.Get("X-Forwarded-Proto"), "https")
 }
 
-// applyEdge sets, at the start of a request, the frame headers and the
+// apply sets, at the start of a request, the frame headers and the
 // body's time limit. Outside /api/ the frame headers are set at once;
 // under /api/ they are owed (reqState.frames) and set just before the
 // header goes out unless the response is JSON (owedFrames): a frame
 // shows a page, and a JSON answer has nothing to click on.
-func (a *App) applyEdge(w http.ResponseWriter, r *http.Request, st *reqState) {
+func (e *edgeState) apply(w http.ResponseWriter, r *http.Request, st *reqState) {
 	st.frames = false
-	if a.edge.csp != "" || a.edge.xfo != "" {
+	if e.csp != "" || e.xfo != "" {
 		if isAPIPath(r.URL.Path) {
 			st.frames = true
 		} else {
-			a.setFrames(w.Header(), st)
+			e.setFrames(w.Header(), st)
 		}
 	}
-	if a.cfg.BodyTimeout <= 0 || r.Body == nil || r.Body == http.NoBody {
+	if e.bodyTimeout <= 0 || r.Body == nil || r.Body == http.NoBody {
 		return
 	}
-	if dl := deadlinesOf(w); dl != nil && dl.SetReadDeadline(time.Now().Add(a.cfg.BodyTimeout)) == nil {
-		r.Body = &timedBody{ReadCloser: r.Body, dl: dl, timeout: a.cfg.BodyTimeout}
+	if dl := deadlinesOf(w); dl != nil && dl.SetReadDeadline(time.Now().Add(e.bodyTimeout)) == nil {
+		r.Body = &timedBody{ReadCloser: r.Body, dl: dl, timeout: e.bodyTimeout}
 	}
 }
 
 // setFrames sets the frame headers on h, but not one the handler set
 // itself. The values come from st's batch, so that setting them costs no
 // allocation of their own.
-func (a *App) setFrames(h http.Header, st *reqState) {
-	if a.edge.csp != "" && h["Content-Security-Policy"] == nil {
-		h["Content-Security-Policy"] = st.vals.one(a.edge.csp)
+func (e *edgeState) setFrames(h http.Header, st *reqState) {
+	if e.csp != "" && h["Content-Security-Policy"] == nil {
+		h["Content-Security-Policy"] = st.vals.one(e.csp)
 	}
-	if a.edge.xfo != "" && h["X-Frame-Options"] == nil {
-		h["X-Frame-Options"] = st.vals.one(a.edge.xfo)
+	if e.xfo != "" && h["X-Frame-Options"] == nil {
+		h["X-Frame-Options"] = st.vals.one(e.xfo)
 	}
 }
 
 // owedFrames runs in the outermost response (st.res) just before its
 // header goes out, whoever writes it: the frame headers owed by an /api/
-// response (applyEdge) are set unless it is JSON.
+// response (edgeState.apply) are set unless it is JSON.
 func (st *reqState) owedFrames() {
 	if !st.frames {
 		return
@@ -212,7 +218,7 @@ func (st *reqState) owedFrames() {
 	if ct := h["Content-Type"]; len(ct) > 0 && isJSONType(ct[0]) {
 		return
 	}
-	st.app.setFrames(h, st)
+	st.app.edge.setFrames(h, st)
 }
 
 // deadliner sets the deadlines of a response's connection: net/http's

@@ -111,7 +111,7 @@ func (a *App) newSessionManager() (*sessionstore.Manager, error) {
 	m, err := sessionstore.New(sessionstore.Config{
 		Backend: a.ops.countSessionErrors(backend), Secret: cfg.Secret, SecretFile: filepath.Join(a.cfg.DataDir, "session.secret"),
 		CookieName: cfg.CookieName, MaxAge: cfg.MaxAge, Log: a.log,
-		Current: a.requestSession, Saved: sessionSaved, HTTPS: a.isHTTPS,
+		Current: a.requestSession, Saved: sessionSaved, HTTPS: a.edge.isHTTPS,
 	})
 	if err != nil && owned {
 		_ = sessionstore.CloseBackend(backend)

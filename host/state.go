@@ -64,7 +64,7 @@ type reqState struct {
 	// costs a request no allocation. Sessions add their own hooks to a
 	// request's copy, which then gets a slice of its own.
 	resInit   echo.Response
-	frames    bool            // frame headers are owed unless the response is JSON (applyEdge)
+	frames    bool            // frame headers are owed unless the response is JSON (edgeState.apply)
 	g         *RequestContext // made by RequestContextOf or API.G, shared by both
 	preflight bool            // servePreflight is running
 	// pages is set outside /api/ (servePublic): errors are written through
