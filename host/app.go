@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"path/filepath"
 	"reflect"
 	"sync"
 
@@ -52,7 +51,6 @@ type App struct {
 	initErr  error
 	started  bool
 	worker   bool // this process is a task worker (serveWorker)
-	checking bool // zealgo check runs: compile warnings are its output, not the log's
 	dirs     appDirs
 	edge     edgeState // time limits, frame headers, cross-origin, proxies (edge.go)
 	echo     *echo.Echo
@@ -64,6 +62,7 @@ type App struct {
 	scoped   sync.Map                            // handler name and scope set -> http.Handler
 	server   *Server
 	hot      hotPath // what the request path prepares once (state.go)
+	load     *loader // compiles and analyzes the files (loader.go)
 }
 
 // appDirs are the application's directories, absolute and with symlinks
@@ -207,7 +206,8 @@ func (a *App) setup() (err error) {
 	if a.sessions, err = a.newSessionManager(); err != nil {
 		return err
 	}
-	a.api, err = a.handlerSource(a.dirs.api)
+	a.load = newLoader(a, &a.ops, &a.db, http.HandlerFunc(a.invoke))
+	a.api, err = a.load.handlerSource(a.dirs.api)
 	if err != nil {
 		return err
 	}
@@ -223,7 +223,7 @@ func (a *App) setup() (err error) {
 		return err
 	}
 	return a.tasks.start(taskDeps{cfg: &a.cfg, log: a.Logger(), dirs: &a.dirs, nats: &a.nats, ops: &a.ops,
-		stat: a.statTask, onFinish: a.onTaskFinish})
+		stat: a.load.statTask, onFinish: a.onTaskFinish})
 }
 
 // newRoot builds the application's handler: the health checks and the
@@ -274,14 +274,6 @@ func (a *App) newEcho() *echo.Echo {
 	e.Any("/api/*", api)
 	e.Any("/*", echo.WrapHandler(http.HandlerFunc(a.servePublic)))
 	return e
-}
-
-// rel returns path relative to the application root, slash-separated.
-func (a *App) rel(path string) string {
-	if r, err := filepath.Rel(a.dirs.root, path); err == nil {
-		return filepath.ToSlash(r)
-	}
-	return path
 }
 
 // Handler returns the application's HTTP handler, starting it: after the

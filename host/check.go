@@ -117,8 +117,8 @@ func (a *App) checkAll() (problems []check.Diagnostic, files int, err error) {
 		return nil, 0, err
 	}
 	defer a.checkCredentials()()
-	a.checking = true
-	defer func() { a.checking = false }()
+	l := newLoader(a, &a.ops, &a.db, nil)
+	l.checking = true
 	for _, dir := range []string{a.dirs.api, a.dirs.public, a.dirs.task} {
 		paths, err := goFiles(dir)
 		if err != nil {
@@ -126,7 +126,7 @@ func (a *App) checkAll() (problems []check.Diagnostic, files int, err error) {
 		}
 		for _, path := range paths {
 			files++
-			problems = append(problems, a.checkFile(dir, path)...)
+			problems = append(problems, l.checkFile(dir, path)...)
 		}
 	}
 	tpl, n, err := check.Templates(a.dirs.root)
@@ -151,19 +151,19 @@ func (a *App) checkCredentials() func() {
 
 // checkFile returns the problems of one file: those of package check, then
 // the host's own when the file compiles.
-func (a *App) checkFile(dir, path string) []check.Diagnostic {
-	rel := a.rel(path)
+func (l *loader) checkFile(dir, path string) []check.Diagnostic {
+	rel := l.dirs.rel(path)
 	src, err := os.ReadFile(path)
 	if err != nil {
 		return []check.Diagnostic{{File: rel, Rule: "host", Msg: err.Error()}}
 	}
-	out := interp.CheckFile(rel, src, interp.Options{Symbols: a.symbols, Module: a.dirs.module}).Diagnostics
+	out := interp.CheckFile(rel, src, interp.Options{Symbols: l.app.symbols, Module: l.dirs.module}).Diagnostics
 	for _, d := range out {
 		if !check.IsWarning(d.Rule) {
 			return out // the host's checks wait until the file compiles
 		}
 	}
-	if msg := a.hostProblem(dir, path); msg != "" {
+	if msg := l.hostProblem(dir, path); msg != "" {
 		out = append(out, parseProblem(msg))
 	}
 	return out
@@ -171,21 +171,21 @@ func (a *App) checkFile(dir, path string) []check.Diagnostic {
 
 // hostProblem compiles one file as the server would and returns what
 // keeps it from serving, or "".
-func (a *App) hostProblem(dir, path string) string {
-	prog, rel, err := a.compile(dir, path)
-	if err == nil && dir == a.dirs.task {
-		return a.checkTask(prog, rel)
+func (l *loader) hostProblem(dir, path string) string {
+	prog, rel, err := l.compile(dir, path)
+	if err == nil && dir == l.dirs.task {
+		return l.checkTask(prog, rel)
 	}
 	if err == nil {
-		_, err = a.analyze(prog, rel)
+		_, err = l.analyze(prog, rel)
 	}
 	if err == nil {
 		return ""
 	}
 	if rel == "" {
-		rel = a.rel(path)
+		rel = l.dirs.rel(path)
 	}
-	e := a.loadError(err, rel)
+	e := loadError(l.log, err, rel)
 	if (e.Code == CodeCompileError || e.Code == CodeUndefinedMethod) && strings.HasPrefix(e.Hint, rel+":") {
 		return e.Hint
 	}
@@ -199,8 +199,8 @@ func (a *App) hostProblem(dir, path string) string {
 }
 
 // checkTask checks that a task file holds a func named after the file.
-func (a *App) checkTask(prog *interp.Program, rel string) string {
-	if _, err := a.analyzeTask(prog, rel); err != nil {
+func (l *loader) checkTask(prog *interp.Program, rel string) string {
+	if _, err := l.analyzeTask(prog, rel); err != nil {
 		return err.Error()
 	}
 	return ""

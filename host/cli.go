@@ -276,6 +276,7 @@ func (a *App) Routes() ([]Route, error) {
 		return nil, err
 	}
 	var out []Route
+	l := newLoader(a, &a.ops, &a.db, nil)
 	for _, d := range []struct{ dir, prefix string }{{a.dirs.api, "/api/"}, {a.dirs.public, "/"}} {
 		files, err := goFiles(d.dir)
 		if err != nil {
@@ -287,11 +288,11 @@ func (a *App) Routes() ([]Route, error) {
 			if d.prefix == "/" {
 				url = pageURL(url)
 			}
-			r := Route{URL: url, File: a.rel(path)}
-			prog, _, err := a.compile(d.dir, path)
+			r := Route{URL: url, File: a.dirs.rel(path)}
+			prog, _, err := l.compile(d.dir, path)
 			var f *handlerFile
 			if err == nil {
-				f, err = a.analyze(prog, r.File)
+				f, err = l.analyze(prog, r.File)
 			}
 			if err != nil {
 				r.Methods, r.Note = "-", firstLine(err.Error())

@@ -164,7 +164,7 @@ func compiledFor(rel string) []*CompiledFile {
 // analyzed on its first use, as an interpreted one is compiled then, and
 // kept.
 type compiledSource[T any] struct {
-	a     *App
+	l     *loader
 	build func(fileVars) (T, error)
 	mu    sync.Mutex
 	built map[*CompiledFile]*compiledResult[T]
@@ -180,8 +180,8 @@ type compiledResult[T any] struct {
 	err  error
 }
 
-func newCompiledSource[T any](a *App, build func(fileVars) (T, error)) *compiledSource[T] {
-	return &compiledSource[T]{a: a, build: build, built: map[*CompiledFile]*compiledResult[T]{}}
+func newCompiledSource[T any](l *loader, build func(fileVars) (T, error)) *compiledSource[T] {
+	return &compiledSource[T]{l: l, build: build, built: map[*CompiledFile]*compiledResult[T]{}}
 }
 
 // Get returns the file at path, an absolute path below the root.
@@ -191,7 +191,7 @@ func (s *compiledSource[T]) Get(path string) (T, error) {
 		return r.v, r.err
 	}
 	var zero T
-	cf, fixed, err := s.a.pickCompiled(path)
+	cf, fixed, err := s.l.pickCompiled(path)
 	if err != nil {
 		return zero, err
 	}
@@ -208,7 +208,7 @@ func (s *compiledSource[T]) Get(path string) (T, error) {
 				Selector: cf.ErrSelector, Receiver: cf.ErrReceiver, ReceiverType: cf.ErrReceiverType}
 			return
 		}
-		r.v, r.err = s.build(compiledVars{a: s.a, f: cf})
+		r.v, r.err = s.build(compiledVars{a: s.l.app, f: cf})
 	})
 	if fixed { // once done: whoever loads r finds it built
 		s.byPath.Store(path, r)
@@ -229,8 +229,8 @@ func (s *compiledSource[T]) Close() error { return nil }
 // pickCompiled returns the registered file for path: the only one, or the
 // one whose source is the file at path. fixed reports that it is the only
 // one, whatever the file at path holds, so that the pick may be kept.
-func (a *App) pickCompiled(path string) (cf *CompiledFile, fixed bool, err error) {
-	rel := a.rel(path)
+func (l *loader) pickCompiled(path string) (cf *CompiledFile, fixed bool, err error) {
+	rel := l.dirs.rel(path)
 	files := compiledFor(rel)
 	if len(files) == 0 || strings.HasPrefix(rel, "../") {
 		return nil, false, fmt.Errorf("zealgo: %s is not compiled into this binary: %w", rel, fs.ErrNotExist)
@@ -277,7 +277,9 @@ func (c compiledVars) Position(name string) token.Position {
 func (c compiledVars) rel() string { return c.f.Path }
 
 // mayDetach is App.mayDetach for a compiled file.
-func (c compiledVars) mayDetach(a *App) bool { return c.f.GoStmt || a.importsSource(c.f.Imports) }
+func (c compiledVars) mayDetach(l *loader) bool { return c.f.GoStmt || l.importsSource(c.f.Imports) }
 
 // needsInput is App.needsInput for a compiled file.
-func (c compiledVars) needsInput(a *App) bool { return c.f.NamesInput || a.importsSource(c.f.Imports) }
+func (c compiledVars) needsInput(l *loader) bool {
+	return c.f.NamesInput || l.importsSource(c.f.Imports)
+}

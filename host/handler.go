@@ -122,7 +122,7 @@ type handlerFunc struct {
 
 // newHandlerFunc checks the signature of v, the value of variable name, and
 // prepares its call: parameters injected by type, results (), (T) or (T, error).
-func (a *App) newHandlerFunc(prog fileVars, name string, v reflect.Value) (*handlerFunc, error) {
+func (l *loader) newHandlerFunc(prog fileVars, name string, v reflect.Value) (*handlerFunc, error) {
 	bad := func(format string, args ...any) error {
 		p := prog.Position(name)
 		return &interp.Error{File: prog.rel(), Line: p.Line, Col: p.Column, Msg: fmt.Sprintf(format, args...)}
@@ -173,12 +173,12 @@ func (a *App) newHandlerFunc(prog fileVars, name string, v reflect.Value) (*hand
 	for i := range kinds {
 		kinds[i] = kindOf(t.In(i))
 		zeros[i] = reflect.Zero(t.In(i))
-		if p, ok := a.provided[t.In(i)]; ok && kinds[i] == argZero {
+		if p, ok := l.app.provided[t.In(i)]; ok && kinds[i] == argZero {
 			kinds[i], zeros[i] = argProvided, p
 		}
 		if kinds[i] == argZero {
 			pos := prog.Position(name)
-			a.Logger().Warn(fmt.Sprintf("%s:%d:%d: %s: parameter %d (%s) is not injectable and receives its zero value",
+			l.log.Warn(fmt.Sprintf("%s:%d:%d: %s: parameter %d (%s) is not injectable and receives its zero value",
 				prog.rel(), pos.Line, pos.Column, name, i+1, t.In(i)), "file", prog.rel())
 		}
 	}
@@ -229,17 +229,17 @@ func (a *API) inject(k argKind, zero reflect.Value) reflect.Value {
 // analyze sorts the funcs of a compiled handler file: mode 1 when it holds a
 // func named after the file (always for a file named after a verb), else
 // mode 2 with a func per method.
-func (a *App) analyze(prog *interp.Program, rel string) (*handlerFile, error) {
-	return a.analyzeFile(interpVars{prog}, rel)
+func (l *loader) analyze(prog *interp.Program, rel string) (*handlerFile, error) {
+	return l.analyzeFile(interpVars{prog}, rel)
 }
 
 // analyzeFile is analyze for a file from either source (source.go).
-func (a *App) analyzeFile(prog fileVars, rel string) (*handlerFile, error) {
+func (l *loader) analyzeFile(prog fileVars, rel string) (*handlerFile, error) {
 	base := strings.TrimSuffix(rel[strings.LastIndexByte(rel, '/')+1:], ".go")
-	f := &handlerFile{rel: rel, prog: prog, input: prog.needsInput(a), detach: prog.mayDetach(a)}
+	f := &handlerFile{rel: rel, prog: prog, input: prog.needsInput(l), detach: prog.mayDetach(l)}
 	var methods []string
 	if v, ok := prog.Var(base); ok {
-		fn, err := a.newHandlerFunc(prog, base, v)
+		fn, err := l.newHandlerFunc(prog, base, v)
 		if err != nil {
 			return nil, err
 		}
@@ -251,7 +251,7 @@ func (a *App) analyzeFile(prog fileVars, rel string) (*handlerFile, error) {
 			}
 		}
 		if len(methods) > 0 {
-			a.Logger().Warn(fmt.Sprintf("%s: %s serves every method, so %s are unreachable",
+			l.log.Warn(fmt.Sprintf("%s: %s serves every method, so %s are unreachable",
 				rel, base, strings.Join(methods, ", ")), "file", rel)
 		}
 	} else if isVerb(base) {
@@ -267,7 +267,7 @@ func (a *App) analyzeFile(prog fileVars, rel string) (*handlerFile, error) {
 			if !ok {
 				continue
 			}
-			fn, err := a.newHandlerFunc(prog, m, v)
+			fn, err := l.newHandlerFunc(prog, m, v)
 			if err != nil {
 				return nil, err
 			}
@@ -298,10 +298,10 @@ func (a *App) analyzeFile(prog fileVars, rel string) (*handlerFile, error) {
 			return nil, &interp.Error{File: rel, Line: p.Line, Col: p.Column, Msg: "middleware must be a []string of alias names"}
 		}
 		for _, n := range names {
-			mw, err := a.middleware(n)
+			mw, err := l.app.middleware(n)
 			if err != nil {
 				name, _, _ := strings.Cut(n, ":")
-				if _, known := a.aliases[name]; known {
+				if _, known := l.app.aliases[name]; known {
 					return nil, errorf(http.StatusInternalServerError, CodeUnknownMiddleware,
 						"%s: its middleware list names %q: %v", rel, n, err)
 				}
@@ -349,8 +349,8 @@ var inputFields = map[string]bool{"Input": true, "Post": true, "Form": true, "Po
 // cost), or imports a package that is interpreted from source, which may
 // read them on the file's behalf. Other files read the body on first use
 // through a method, or never.
-func (a *App) needsInput(f *ast.File) bool {
-	return f == nil || a.importsSource(importPaths(f)) || holds(f, func(n ast.Node) bool {
+func (l *loader) needsInput(f *ast.File) bool {
+	return f == nil || l.importsSource(importPaths(f)) || holds(f, func(n ast.Node) bool {
 		id, ok := n.(*ast.Ident)
 		return ok && inputFields[id.Name]
 	})
@@ -359,9 +359,9 @@ func (a *App) needsInput(f *ast.File) bool {
 // importsSource reports whether one of paths is a package interpreted
 // from source (neither the standard library nor a registered symbol
 // table).
-func (a *App) importsSource(paths []string) bool {
+func (l *loader) importsSource(paths []string) bool {
 	for _, p := range paths {
-		if !a.compiledImport(p) {
+		if !l.compiledImport(p) {
 			return true
 		}
 	}
@@ -391,12 +391,12 @@ func holds(f *ast.File, match func(ast.Node) bool) bool {
 
 // compiledImport reports whether path is a standard library package or
 // one whose symbol table the application registered (keys "path/name").
-func (a *App) compiledImport(path string) bool {
+func (l *loader) compiledImport(path string) bool {
 	first, _, _ := strings.Cut(path, "/")
 	if !strings.Contains(first, ".") {
 		return true
 	}
-	for _, s := range a.symbols {
+	for _, s := range l.app.symbols {
 		for key := range s {
 			if rest, ok := strings.CutPrefix(key, path+"/"); ok && !strings.Contains(rest, "/") {
 				return true
@@ -408,8 +408,8 @@ func (a *App) compiledImport(path string) bool {
 
 // mayDetach reports whether a file may start goroutines: it holds a go
 // statement, or imports a package that is interpreted from source.
-func (a *App) mayDetach(f *ast.File) bool {
-	return f == nil || a.importsSource(importPaths(f)) || holds(f, func(n ast.Node) bool {
+func (l *loader) mayDetach(f *ast.File) bool {
+	return f == nil || l.importsSource(importPaths(f)) || holds(f, func(n ast.Node) bool {
 		_, ok := n.(*ast.GoStmt)
 		return ok
 	})

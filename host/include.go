@@ -55,7 +55,7 @@ func (a *API) include(page string) (any, error) {
 		return nil, fmt.Errorf("zealgo: include %q: no page file public/%s: %w", page, rel, err)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("zealgo: include %q: %v", page, a.app.loadError(err, page).Hint)
+		return nil, fmt.Errorf("zealgo: include %q: %v", page, loadError(a.app.log, err, page).Hint)
 	}
 	fn, e := f.pick(a.r.Method)
 	if e != nil {

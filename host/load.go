@@ -27,7 +27,7 @@ func (a *App) loadAPI(r *http.Request, rt *apiRoute) (*handlerFile, *Error) {
 	if err == nil {
 		return f, nil
 	}
-	e := a.loadError(err, "/api/"+strings.TrimPrefix(rt.module+"/"+rt.action, "/"))
+	e := loadError(a.log, err, "/api/"+strings.TrimPrefix(rt.module+"/"+rt.action, "/"))
 	if e.Code != CodeCompileError || a.cfg.Dev {
 		return nil, e
 	}
@@ -38,7 +38,7 @@ func (a *App) loadAPI(r *http.Request, rt *apiRoute) (*handlerFile, *Error) {
 }
 
 // loadError turns a failure to load a file into the error to send.
-func (a *App) loadError(err error, url string) *Error {
+func loadError(log *slog.Logger, err error, url string) *Error {
 	if errors.Is(err, fs.ErrNotExist) {
 		return errorf(http.StatusNotFound, CodeMethodNotFound, "no handler file for %s", url)
 	}
@@ -59,23 +59,23 @@ func (a *App) loadError(err error, url string) *Error {
 		}
 		return errorf(http.StatusInternalServerError, CodeCompileError, "%s", ce.Error())
 	}
-	a.log.Error("load failed", "err", err)
+	log.Error("load failed", "err", err)
 	return errorf(http.StatusInternalServerError, CodeCompileError, "the handler file could not be loaded")
 }
 
 // buildHandlers returns the build func of a cache of the handler or page
 // files under dir: compile, sort the funcs, wrap the file's middleware.
-func (a *App) buildHandlers(dir string) func(path string) (*handlerFile, error) {
+func (l *loader) buildHandlers(dir string) func(path string) (*handlerFile, error) {
 	return func(path string) (*handlerFile, error) {
-		prog, rel, err := a.compile(dir, path)
+		prog, rel, err := l.compile(dir, path)
 		if err != nil {
 			return nil, err
 		}
-		f, err := a.analyze(prog, rel)
+		f, err := l.analyze(prog, rel)
 		if err != nil {
 			return nil, err
 		}
-		f.serve = chain(http.HandlerFunc(a.invoke), f.mw)
+		f.serve = chain(l.invoke, f.mw)
 		return f, nil
 	}
 }
@@ -83,7 +83,7 @@ func (a *App) buildHandlers(dir string) func(path string) (*handlerFile, error) 
 // compile reads and compiles one file of the application, naming it by its
 // path relative to the root. A file outside dir, symlinks resolved, counts
 // as missing.
-func (a *App) compile(dir, path string) (*interp.Program, string, error) {
+func (l *loader) compile(dir, path string) (*interp.Program, string, error) {
 	real, err := filepath.EvalSymlinks(path)
 	if interp.IsNotFound(err) {
 		// e.g. api/mod/f/x where api/mod/f is a file: no handler, not a failure.
@@ -106,20 +106,20 @@ func (a *App) compile(dir, path string) (*interp.Program, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
-	rel := a.rel(path)
-	out := &logWriter{log: a.log, file: rel}
-	prog, err := interp.CompileSource(rel, src, interp.Options{Symbols: a.symbols, Module: a.dirs.module, Stdout: out, Stderr: out,
+	rel := l.dirs.rel(path)
+	out := &logWriter{log: l.log, file: rel}
+	prog, err := interp.CompileSource(rel, src, interp.Options{Symbols: l.app.symbols, Module: l.dirs.module, Stdout: out, Stderr: out,
 		GoPanic: func(v any, stack []byte) {
 			v, frames := interp.Recovered(v)
 			var st any = string(stack) // a goroutine of compiled code (go f(x) with f compiled)
 			if frames != nil {
 				st = interp.FormatFrames(frames)
 			}
-			a.log.Error("panic in a goroutine", "file", rel, "panic", interp.DescribePanic(v), "stack", st)
+			l.log.Error("panic in a goroutine", "file", rel, "panic", interp.DescribePanic(v), "stack", st)
 		},
 		Warn: func(msg string) {
-			if !a.checking {
-				a.log.Warn(msg, "file", rel)
+			if !l.checking {
+				l.log.Warn(msg, "file", rel)
 			}
 		}})
 	if err != nil {
@@ -150,38 +150,38 @@ func unlinkedHint(msg string) string {
 // servingCacheOptions are cacheOptions for the handler and page files:
 // without Config.Dev a changed file that does not compile leaves the
 // version that served in place (the log says why).
-func (a *App) servingCacheOptions() interp.CacheOptions {
-	o := a.cacheOptions()
-	o.KeepLastGood = !a.cfg.Dev
+func (l *loader) servingCacheOptions() interp.CacheOptions {
+	o := l.cacheOptions()
+	o.KeepLastGood = !l.cfg.Dev
 	return o
 }
 
 // cacheOptions are the options of every cache of compiled files: reload
 // debounce, the memory bound, and logging.
-func (a *App) cacheOptions() interp.CacheOptions {
+func (l *loader) cacheOptions() interp.CacheOptions {
 	return interp.CacheOptions{
-		Debounce:   a.cfg.ReloadDebounce,
-		MaxEntries: a.cfg.MaxLoadedFiles,
-		IdleTTL:    a.cfg.UnloadIdle,
-		OnReload:   a.logReload,
-		OnError:    func(err error) { a.log.Error("zealgo: file watcher", "err", err) },
-		Observer:   a.ops.compileObserver(&a.dirs),
+		Debounce:   l.cfg.ReloadDebounce,
+		MaxEntries: l.cfg.MaxLoadedFiles,
+		IdleTTL:    l.cfg.UnloadIdle,
+		OnReload:   l.logReload,
+		OnError:    func(err error) { l.log.Error("zealgo: file watcher", "err", err) },
+		Observer:   l.ops.compileObserver(l.dirs),
 		Deps: func(path string) []string { // the application packages it imports
-			return interp.Dependencies(path, interp.Options{Symbols: a.symbols, Module: a.dirs.module})
+			return interp.Dependencies(path, interp.Options{Symbols: l.app.symbols, Module: l.dirs.module})
 		},
 	}
 }
 
 // logReload logs what the file watcher did to a compiled file.
-func (a *App) logReload(path string, err error) {
-	rel := a.rel(path)
+func (l *loader) logReload(path string, err error) {
+	rel := l.dirs.rel(path)
 	switch {
 	case err == nil:
-		a.log.Info("reloaded", "file", rel)
+		l.log.Info("reloaded", "file", rel)
 	case errors.Is(err, os.ErrNotExist):
-		a.log.Info("removed", "file", rel)
+		l.log.Info("removed", "file", rel)
 	default:
-		a.log.Warn("reload failed", "file", rel, "err", err)
+		l.log.Warn("reload failed", "file", rel, "err", err)
 	}
 }
 

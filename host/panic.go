@@ -136,7 +136,7 @@ func (a *App) devTemplateError(e *Error, err error) bool {
 		col, _ = strconv.Atoi(msg[m[6]:m[7]])
 	}
 	path := filepath.Join(a.dirs.template, filepath.FromSlash(name)+".html")
-	where := a.rel(path) + ":" + strconv.Itoa(line)
+	where := a.dirs.rel(path) + ":" + strconv.Itoa(line)
 	if col > 0 {
 		where += ":" + strconv.Itoa(col)
 	}

@@ -54,7 +54,7 @@ type publicState struct {
 // setupPublic makes the page cache; called from setup.
 func (a *App) setupPublic() error {
 	var err error
-	a.pages, err = a.handlerSource(a.dirs.public)
+	a.pages, err = a.load.handlerSource(a.dirs.public)
 	if err != nil {
 		return err
 	}
@@ -317,7 +317,7 @@ func (a *App) notFound(w http.ResponseWriter, r *http.Request) {
 // details (file:line:col, the message, in --dev the source lines) go to
 // the log, and to the client only in dev mode.
 func (a *App) pageLoadError(w http.ResponseWriter, r *http.Request, err error) {
-	e := a.loadError(err, r.URL.Path)
+	e := loadError(a.log, err, r.URL.Path)
 	id := requestID(r)
 	a.log.Error("page failed to load", "request_id", id, "path", r.URL.Path, "err", e.Hint)
 	shown := &Error{Status: e.Status, Code: e.Code, Fields: map[string]any{"request_id": id},

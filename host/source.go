@@ -2,7 +2,6 @@ package host
 
 import (
 	"go/token"
-	"net/http"
 	"os"
 	"reflect"
 
@@ -36,36 +35,36 @@ type fileVars interface {
 	// rel is the file's path relative to the root, e.g. api/device/list.go.
 	rel() string
 	// needsInput reports whether the input is parsed before each call
-	// (App.needsInput).
-	needsInput(a *App) bool
+	// (loader.needsInput).
+	needsInput(l *loader) bool
 	// mayDetach reports whether the file may start goroutines that
-	// outlive its call (App.mayDetach).
-	mayDetach(a *App) bool
+	// outlive its call (loader.mayDetach).
+	mayDetach(l *loader) bool
 }
 
 // interpVars is an interpreted file.
 type interpVars struct{ *interp.Program }
 
-func (p interpVars) rel() string            { return p.Path }
-func (p interpVars) needsInput(a *App) bool { return a.needsInput(p.File) }
-func (p interpVars) mayDetach(a *App) bool  { return a.mayDetach(p.File) }
+func (p interpVars) rel() string               { return p.Path }
+func (p interpVars) needsInput(l *loader) bool { return l.needsInput(p.File) }
+func (p interpVars) mayDetach(l *loader) bool  { return l.mayDetach(p.File) }
 
 // handlerSource returns the source of the handler or page files under dir.
-func (a *App) handlerSource(dir string) (fileSource[*handlerFile], error) {
+func (l *loader) handlerSource(dir string) (fileSource[*handlerFile], error) {
 	if isCompiled() {
-		if dir == a.dirs.api {
-			a.log.Info("zealgo: handler, page and task files compiled into the binary", "files", compiledCount())
+		if dir == l.dirs.api {
+			l.log.Info("zealgo: handler, page and task files compiled into the binary", "files", compiledCount())
 		}
-		return newCompiledSource(a, func(fv fileVars) (*handlerFile, error) {
-			f, err := a.analyzeFile(fv, fv.rel())
+		return newCompiledSource(l, func(fv fileVars) (*handlerFile, error) {
+			f, err := l.analyzeFile(fv, fv.rel())
 			if err != nil {
 				return nil, err
 			}
-			f.serve = chain(http.HandlerFunc(a.invoke), f.mw)
+			f.serve = chain(l.invoke, f.mw)
 			return f, nil
 		}), nil
 	}
-	c, err := interp.NewCache(a.buildHandlers(dir), a.servingCacheOptions())
+	c, err := interp.NewCache(l.buildHandlers(dir), l.servingCacheOptions())
 	if err != nil {
 		return nil, err
 	}
@@ -73,11 +72,11 @@ func (a *App) handlerSource(dir string) (fileSource[*handlerFile], error) {
 }
 
 // taskSource returns the source of the task files of a worker.
-func (a *App) taskSource() (fileSource[*taskFunc], error) {
+func (l *loader) taskSource() (fileSource[*taskFunc], error) {
 	if isCompiled() {
-		return newCompiledSource(a, func(fv fileVars) (*taskFunc, error) { return a.analyzeTaskFile(fv, fv.rel()) }), nil
+		return newCompiledSource(l, func(fv fileVars) (*taskFunc, error) { return l.analyzeTaskFile(fv, fv.rel()) }), nil
 	}
-	c, err := interp.NewCache(a.buildTask, a.cacheOptions())
+	c, err := interp.NewCache(l.buildTask, l.cacheOptions())
 	if err != nil {
 		return nil, err
 	}
@@ -86,9 +85,9 @@ func (a *App) taskSource() (fileSource[*taskFunc], error) {
 
 // statTask checks that the task file at path exists: on disk, or in the
 // compiled registry.
-func (a *App) statTask(path string) error {
+func (l *loader) statTask(path string) error {
 	if isCompiled() {
-		_, _, err := a.pickCompiled(path)
+		_, _, err := l.pickCompiled(path)
 		return err
 	}
 	_, err := os.Stat(path)

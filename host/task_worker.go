@@ -92,7 +92,7 @@ func (ws *workerSide) setup(cfg taskproto.WorkerConfig) (taskpool.Runner, *slog.
 	if err := a.lifecycle.start(a); err != nil {
 		return nil, nil, fmt.Errorf("zealgo: worker: %w", err)
 	}
-	cache, err := a.taskSource()
+	cache, err := newLoader(a, &a.ops, &a.db, nil).taskSource()
 	if err != nil {
 		return nil, nil, err
 	}
@@ -229,22 +229,22 @@ type taskParam struct {
 }
 
 // buildTask compiles a task file for the cache.
-func (a *App) buildTask(path string) (*taskFunc, error) {
-	prog, rel, err := a.compile(a.dirs.task, path)
+func (l *loader) buildTask(path string) (*taskFunc, error) {
+	prog, rel, err := l.compile(l.dirs.task, path)
 	if err != nil {
 		return nil, err
 	}
-	return a.analyzeTask(prog, rel)
+	return l.analyzeTask(prog, rel)
 }
 
 // analyzeTask checks that a task file holds a func named after the file,
 // with results (), (T), error or (T, error).
-func (a *App) analyzeTask(prog *interp.Program, rel string) (*taskFunc, error) {
-	return a.analyzeTaskFile(interpVars{prog}, rel)
+func (l *loader) analyzeTask(prog *interp.Program, rel string) (*taskFunc, error) {
+	return l.analyzeTaskFile(interpVars{prog}, rel)
 }
 
 // analyzeTaskFile is analyzeTask for a file from either source (source.go).
-func (a *App) analyzeTaskFile(prog fileVars, rel string) (*taskFunc, error) {
+func (l *loader) analyzeTaskFile(prog fileVars, rel string) (*taskFunc, error) {
 	base := strings.TrimSuffix(filepath.Base(rel), ".go")
 	bad := func(format string, args ...any) error {
 		p := prog.Position(base)
@@ -275,14 +275,14 @@ func (a *App) analyzeTaskFile(prog fileVars, rel string) (*taskFunc, error) {
 	for i := 0; i < t.NumIn(); i++ {
 		pt := t.In(i)
 		var p taskParam
-		pv, provided := a.provided[pt]
+		pv, provided := l.app.provided[pt]
 		switch kind := kindOf(pt); {
 		case kind == argGoContext:
 			p.kind = argGoContext
 		case kind == argApp:
-			p.kind, p.inject = argApp, reflect.ValueOf(a)
+			p.kind, p.inject = argApp, reflect.ValueOf(l.app)
 		case kind == argDB:
-			p.kind, p.inject = argProvided, reflect.ValueOf(a.db.pool)
+			p.kind, p.inject = argProvided, reflect.ValueOf(l.db.pool)
 		case pt == typeTaskInfo:
 			p.kind = argTaskInfo
 		case provided:
