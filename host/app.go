@@ -14,7 +14,6 @@ import (
 	"github.com/zealgo/zealgo/internal/deadline"
 	"github.com/zealgo/zealgo/internal/gcfloor"
 	"github.com/zealgo/zealgo/internal/sessionstore"
-	"github.com/zealgo/zealgo/internal/tmplset"
 	"github.com/zealgo/zealgo/interp"
 )
 
@@ -33,7 +32,6 @@ type App struct {
 
 	useAliases []*aliasUse           // UseAlias, resolved at start-up
 	sessions   *sessionstore.Manager // the session engine, made at start-up
-	templates  *tmplset.Set          // template/, made at start-up
 
 	onTaskFinish func(id int64, result any, err error)
 	tasks        tasks     // the task engine (task.go)
@@ -47,22 +45,22 @@ type App struct {
 
 	sup superviseState // crash isolation (supervise.go)
 
-	initOnce sync.Once
-	initErr  error
-	started  bool
-	worker   bool // this process is a task worker (serveWorker)
-	dirs     appDirs
-	edge     edgeState // time limits, frame headers, cross-origin, proxies (edge.go)
-	echo     *echo.Echo
-	root     http.Handler                        // outermost layer, global middleware, then echo
-	api      fileSource[*handlerFile]            // interpreted or compiled (source.go)
-	pages    fileSource[*handlerFile]            // public/ pages (public.go)
-	pub      publicState                         // static root, templates, error pages
-	scopeMW  [][]func(http.Handler) http.Handler // per scope, instantiated at start-up
-	scoped   sync.Map                            // handler name and scope set -> http.Handler
-	server   *Server
-	hot      hotPath // what the request path prepares once (state.go)
-	load     *loader // compiles and analyzes the files (loader.go)
+	initOnce   sync.Once
+	initErr    error
+	started    bool
+	worker     bool // this process is a task worker (serveWorker)
+	dirs       appDirs
+	edge       edgeState // time limits, frame headers, cross-origin, proxies (edge.go)
+	echo       *echo.Echo
+	root       http.Handler                        // outermost layer, global middleware, then echo
+	api        fileSource[*handlerFile]            // interpreted or compiled (source.go)
+	site       site                                // public/: pages, static files, error pages (public.go)
+	errorPages map[int]http.Handler                // ErrorPage's, by status; 0 for any
+	scopeMW    [][]func(http.Handler) http.Handler // per scope, instantiated at start-up
+	scoped     sync.Map                            // handler name and scope set -> http.Handler
+	server     *Server
+	hot        hotPath // what the request path prepares once (state.go)
+	load       *loader // compiles and analyzes the files (loader.go)
 }
 
 // appDirs are the application's directories, absolute and with symlinks
@@ -174,7 +172,7 @@ func (a *App) setup() (err error) {
 	}
 	log, err := a.ops.setup(&a.cfg, a.log, opsGauges{ // metrics and tracing (ops.go)
 		apiFiles:  func() int { return cacheLen(a.api) },
-		pageFiles: func() int { return cacheLen(a.pages) },
+		pageFiles: func() int { return cacheLen(a.site.pages) },
 		queued:    func() int { return a.tasks.engine.Queued() },
 	})
 	if err != nil {
@@ -196,7 +194,7 @@ func (a *App) setup() (err error) {
 		return err
 	}
 	if err := a.edge.setup(&a.cfg, func(w http.ResponseWriter, r *http.Request) http.ResponseWriter {
-		return a.newPublicWriter(w, r) // errorpage.go
+		return a.site.newPublicWriter(w, r) // errorpage.go
 	}); err != nil {
 		return err
 	}
@@ -211,7 +209,8 @@ func (a *App) setup() (err error) {
 	if err != nil {
 		return err
 	}
-	if err := a.setupPublic(); err != nil {
+	if err := a.site.setup(siteDeps{cfg: &a.cfg, log: a.log, dirs: &a.dirs, load: a.load, scopes: a.scopes,
+		scoped: a.scopedHandler, errorPages: a.errorPages}); err != nil {
 		return err
 	}
 	a.echo = a.newEcho()
@@ -272,7 +271,7 @@ func (a *App) newEcho() *echo.Echo {
 	api := echo.WrapHandler(http.HandlerFunc(a.serveAPI))
 	e.Any("/api", api)
 	e.Any("/api/*", api)
-	e.Any("/*", echo.WrapHandler(http.HandlerFunc(a.servePublic)))
+	e.Any("/*", echo.WrapHandler(http.HandlerFunc(a.site.servePublic)))
 	return e
 }
 
@@ -341,7 +340,7 @@ func (a *App) Close() error {
 	defer a.lifecycle.stop()
 	a.tasks.close(a.cfg.ShutdownTimeout)
 	_ = a.sessions.Close()
-	if err := a.closePublic(); err != nil {
+	if err := a.site.close(); err != nil {
 		a.Logger().Warn("zealgo: closing public files", "err", err)
 	}
 	if a.api != nil {

@@ -28,7 +28,8 @@ func (a *App) entry(next http.Handler) http.Handler {
 		st := a.takeState(r)
 		r = r.WithContext(st)
 		switch {
-		case a.serveStaticFast(st, w, r): // static.go
+		case a.hot.staticFast && a.site.staticFile(st, r): // static.go
+			a.serveStaticFast(st, w, r)
 		case a.cfg.MaxExecutionTime > 0:
 			a.serveLimited(st, w, r, next)
 		default:
@@ -36,6 +37,18 @@ func (a *App) entry(next http.Handler) http.Handler {
 		}
 		a.putState(st)
 	})
+}
+
+// serveStaticFast serves a GET or HEAD of a static file, which the site
+// opened into st, before the router, the execution limit and the
+// interpreter, through the outermost layer (a request id, the frame
+// headers, the access log): only when nothing else could answer the
+// request (no global middleware, no When scope covering the path). The
+// file's bytes reach the connection's ReadFrom (sendfile), through
+// publicWriter.ReadFrom and fileWriter.
+func (a *App) serveStaticFast(st *reqState, w http.ResponseWriter, r *http.Request) {
+	defer st.static.Close()
+	a.outer(st, w, r, (*staticHandler)(&a.site))
 }
 
 // outer gives the request its id, its outermost response and the edge
@@ -77,7 +90,7 @@ func (a *App) echoError(err error, c echo.Context) {
 	}
 	var w http.ResponseWriter = res
 	if !isAPIPath(r.URL.Path) {
-		w = a.newPublicWriter(res, r)
+		w = a.site.newPublicWriter(res, r)
 	}
 	var he *echo.HTTPError
 	if !errors.As(err, &he) {

@@ -36,14 +36,14 @@ import (
 // JSON still get the JSON envelope. A nil h restores the built-in page.
 func (a *App) ErrorPage(status int, h http.Handler) {
 	a.mustConfigure()
-	if a.pub.errorPages == nil {
-		a.pub.errorPages = map[int]http.Handler{}
+	if a.errorPages == nil {
+		a.errorPages = map[int]http.Handler{}
 	}
 	if h == nil {
-		delete(a.pub.errorPages, status)
+		delete(a.errorPages, status)
 		return
 	}
-	a.pub.errorPages[status] = h
+	a.errorPages[status] = h
 }
 
 // ErrorTemplate renders template/<name>.html as the HTML error page for
@@ -77,7 +77,7 @@ func PageError(r *http.Request) *Error {
 // status sent with no body gets the error page as its body.
 type publicWriter struct {
 	http.ResponseWriter
-	app *App
+	app *site
 	r   *http.Request
 
 	pending int  // an error status held back until a body or the end
@@ -87,7 +87,7 @@ type publicWriter struct {
 }
 
 // newPublicWriter wraps w and makes the wrapper the error writer of r.
-func (a *App) newPublicWriter(w http.ResponseWriter, r *http.Request) *publicWriter {
+func (a *site) newPublicWriter(w http.ResponseWriter, r *http.Request) *publicWriter {
 	pw := &publicWriter{ResponseWriter: w, app: a, r: r}
 	if st := stateOf(r); st != nil {
 		st.pages = pw
@@ -203,7 +203,7 @@ func statusCode(status int) string {
 // writeErrorPage writes e through w as an HTML page: the application's
 // (ErrorPage, ErrorTemplate) or the built-in one, which in dev mode shows
 // the source lines around a compile error.
-func (a *App) writeErrorPage(w http.ResponseWriter, r *http.Request, e *Error) {
+func (a *site) writeErrorPage(w http.ResponseWriter, r *http.Request, e *Error) {
 	h := w.Header()
 	for k, v := range e.Header {
 		h[k] = v
@@ -288,14 +288,14 @@ type devLine struct {
 
 // devSource reads the lines around a compile error from the file, which
 // must lie inside the application root.
-func (a *App) devSource(ce *interp.Error) *devSource {
-	return a.devLines(a.dirs.root, filepath.Join(a.dirs.root, filepath.FromSlash(ce.File)), ce.Line, ce.Col)
+func (a *site) devSource(ce *interp.Error) *devSource {
+	return devLines(a.dirs.root, filepath.Join(a.dirs.root, filepath.FromSlash(ce.File)), ce.Line, ce.Col)
 }
 
 // devLines reads the lines around line of the file at path, which must lie
 // inside base (symlinks resolved), marking line and, when col > 0, the
 // column with a caret.
-func (a *App) devLines(base, path string, line, col int) *devSource {
+func devLines(base, path string, line, col int) *devSource {
 	d := &devSource{}
 	real, err := filepath.EvalSymlinks(path)
 	if err != nil || !within(base, real) || line <= 0 {

@@ -286,7 +286,7 @@ func (a *App) timeoutAnswer(r *http.Request, limit time.Duration) *answerBuffer 
 	ans := new(answerBuffer)
 	a.outer(st, ans, r.WithContext(st), http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !isAPIPath(r.URL.Path) {
-			a.newPublicWriter(w, r) // errors outside /api/ are pages
+			a.site.newPublicWriter(w, r) // errors outside /api/ are pages
 		}
 		writeError(w, r, e)
 	}))

@@ -88,7 +88,7 @@ func (a *App) panicError(id string, pi *panicInfo) *Error {
 	for _, f := range pi.frames {
 		df := devFrame{Where: f.String()}
 		if !f.Compiled {
-			df.Src = a.devLines(a.dirs.root, filepath.Join(a.dirs.root, filepath.FromSlash(f.File)), f.Line, 0)
+			df.Src = devLines(a.dirs.root, filepath.Join(a.dirs.root, filepath.FromSlash(f.File)), f.Line, 0)
 		}
 		e.dev.Frames = append(e.dev.Frames, df)
 	}
@@ -143,7 +143,7 @@ func (a *App) devTemplateError(e *Error, err error) bool {
 	title := where + ": " + msg[m[1]:]
 	e.Hint = title
 	e.Fields["template"] = where
-	e.dev = &devDetail{Title: title, Frames: []devFrame{{Src: a.devLines(a.dirs.template, path, line, col)}}}
+	e.dev = &devDetail{Title: title, Frames: []devFrame{{Src: devLines(a.dirs.template, path, line, col)}}}
 	return true
 }
 

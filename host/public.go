@@ -3,6 +3,7 @@ package host
 import (
 	"errors"
 	"io/fs"
+	"log/slog"
 	"net/http"
 	"net/url"
 	"os"
@@ -51,10 +52,39 @@ type publicState struct {
 	errorPages map[int]http.Handler // by status; 0 for any
 }
 
-// setupPublic makes the page cache; called from setup.
-func (a *App) setupPublic() error {
+// site serves what is outside /api/: the static files and the pages of
+// public/, the templates, and the error pages. It is made at start-up
+// (site.setup), and reaches the rest of the server through what it is given.
+type site struct {
+	cfg       *Config
+	log       *slog.Logger
+	dirs      *appDirs
+	pages     fileSource[*handlerFile] // the page files (the loader's)
+	pub       publicState
+	templates *tmplset.Set
+	scopes    []scope // When's (middleware.go)
+	// scopedHandler runs the path-scoped middleware around a page
+	// (the middleware set's, middleware.go).
+	scopedHandler func(name, path string, inner http.Handler) http.Handler
+}
+
+// siteDeps is what the site is made with.
+type siteDeps struct {
+	cfg        *Config
+	log        *slog.Logger
+	dirs       *appDirs
+	load       *loader
+	scopes     []scope
+	scoped     func(name, path string, inner http.Handler) http.Handler
+	errorPages map[int]http.Handler // App.ErrorPage's
+}
+
+// setup makes the page cache and the templates; called from App.setup.
+func (a *site) setup(d siteDeps) error {
+	a.cfg, a.log, a.dirs, a.scopes, a.scopedHandler = d.cfg, d.log, d.dirs, d.scopes, d.scoped
+	a.pub.errorPages = d.errorPages
 	var err error
-	a.pages, err = a.load.handlerSource(a.dirs.public)
+	a.pages, err = d.load.handlerSource(a.dirs.public)
 	if err != nil {
 		return err
 	}
@@ -63,8 +93,8 @@ func (a *App) setupPublic() error {
 	return nil
 }
 
-// closePublic releases what setupPublic and first use opened.
-func (a *App) closePublic() error {
+// close releases what setupPublic and first use opened.
+func (a *site) close() error {
 	var errs []error
 	if a.pages != nil {
 		errs = append(errs, a.pages.Close())
@@ -167,7 +197,7 @@ func isGoName(name string) bool {
 // servePublic answers every path outside /api: checks the path, then runs
 // the path-scoped middleware around the lookup of the page or file.
 // OPTIONS, as for API endpoints, is answered without them.
-func (a *App) servePublic(w http.ResponseWriter, r *http.Request) {
+func (a *site) servePublic(w http.ResponseWriter, r *http.Request) {
 	pw := a.newPublicWriter(w, r)
 	defer pw.finish()
 	p, ok := parsePublicPath(r.URL.EscapedPath())
@@ -183,7 +213,7 @@ func (a *App) servePublic(w http.ResponseWriter, r *http.Request) {
 }
 
 // publicScoped is publicInner behind path-scoped middleware.
-func (a *App) publicScoped(w http.ResponseWriter, r *http.Request) {
+func (a *site) publicScoped(w http.ResponseWriter, r *http.Request) {
 	p, ok := parsePublicPath(r.URL.EscapedPath())
 	if !ok {
 		a.notFound(w, r)
@@ -194,7 +224,7 @@ func (a *App) publicScoped(w http.ResponseWriter, r *http.Request) {
 
 // publicInner serves the page or static file p names, or redirects to its
 // canonical URL, or answers 404.
-func (a *App) publicInner(w http.ResponseWriter, r *http.Request, p publicPath) {
+func (a *site) publicInner(w http.ResponseWriter, r *http.Request, p publicPath) {
 	rel := p.rel()
 	if !p.dir {
 		f, fi, err := a.openStatic(rel)
@@ -243,19 +273,19 @@ func (a *App) publicInner(w http.ResponseWriter, r *http.Request, p publicPath) 
 
 // pageFile returns the absolute path of the page file rel (slash-separated,
 // below public/).
-func (a *App) pageFile(rel string) string {
+func (a *site) pageFile(rel string) string {
 	return filepath.Join(a.dirs.public, filepath.FromSlash(rel))
 }
 
 // pageExists reports whether the page file rel exists (it may not compile).
-func (a *App) pageExists(rel string) bool {
+func (a *site) pageExists(rel string) bool {
 	_, err := a.pages.Get(a.pageFile(rel))
 	return !errors.Is(err, fs.ErrNotExist)
 }
 
 // tryPage serves the page file rel if it exists, and reports whether it
 // did (an error response counts).
-func (a *App) tryPage(w http.ResponseWriter, r *http.Request, rel string) bool {
+func (a *site) tryPage(w http.ResponseWriter, r *http.Request, rel string) bool {
 	f, err := a.pages.Get(a.pageFile(rel))
 	if errors.Is(err, fs.ErrNotExist) {
 		return false
@@ -309,14 +339,14 @@ func redirect(w http.ResponseWriter, r *http.Request, path string) {
 }
 
 // notFound answers 404 not_found.
-func (a *App) notFound(w http.ResponseWriter, r *http.Request) {
+func (a *site) notFound(w http.ResponseWriter, r *http.Request) {
 	writeError(w, r, errorf(http.StatusNotFound, CodeNotFound, "nothing is served at %s", r.URL.Path))
 }
 
 // pageLoadError answers a page file that exists but does not load. The
 // details (file:line:col, the message, in --dev the source lines) go to
 // the log, and to the client only in dev mode.
-func (a *App) pageLoadError(w http.ResponseWriter, r *http.Request, err error) {
+func (a *site) pageLoadError(w http.ResponseWriter, r *http.Request, err error) {
 	e := loadError(a.log, err, r.URL.Path)
 	id := requestID(r)
 	a.log.Error("page failed to load", "request_id", id, "path", r.URL.Path, "err", e.Hint)

@@ -31,7 +31,7 @@ const staticAllow = "GET, HEAD, OPTIONS"
 
 // publicRoot returns public/ opened as an os.Root, or nil if it cannot be
 // opened (no public/ yet: it is tried again on the next request).
-func (a *App) publicRoot() *os.Root {
+func (a *site) publicRoot() *os.Root {
 	if r := a.pub.root.Load(); r != nil {
 		return r
 	}
@@ -55,7 +55,7 @@ var errStaticHidden = fmt.Errorf("zealgo: not a servable static file: %w", fs.Er
 // parsePublicPath) below public/. A symlink as the last component is
 // followed only when its target, inside public/, is neither a .go file nor
 // below a dot-named segment.
-func (a *App) openStatic(rel string) (*os.File, fs.FileInfo, error) {
+func (a *site) openStatic(rel string) (*os.File, fs.FileInfo, error) {
 	root := a.publicRoot()
 	if root == nil {
 		return nil, nil, fs.ErrNotExist
@@ -84,7 +84,7 @@ func (a *App) openStatic(rel string) (*os.File, fs.FileInfo, error) {
 
 // servableTarget reports whether the symlink full resolves to a path
 // inside public/ that could be asked for directly.
-func (a *App) servableTarget(full string) bool {
+func (a *site) servableTarget(full string) bool {
 	real, err := filepath.EvalSymlinks(full)
 	if err != nil || !within(a.dirs.public, real) {
 		return false
@@ -103,7 +103,7 @@ func (a *App) servableTarget(full string) bool {
 
 // staticExists reports whether rel is a regular file that openStatic
 // would serve.
-func (a *App) staticExists(rel string) bool {
+func (a *site) staticExists(rel string) bool {
 	f, fi, err := a.openStatic(rel)
 	if err != nil {
 		return false
@@ -113,7 +113,7 @@ func (a *App) staticExists(rel string) bool {
 }
 
 // serveStatic sends the open regular file f.
-func (a *App) serveStatic(w http.ResponseWriter, r *http.Request, f *os.File, fi fs.FileInfo) {
+func (a *site) serveStatic(w http.ResponseWriter, r *http.Request, f *os.File, fi fs.FileInfo) {
 	switch r.Method {
 	case http.MethodGet, http.MethodHead:
 	case http.MethodOptions:
@@ -165,16 +165,14 @@ func etag(fi fs.FileInfo) string {
 	return string(b)
 }
 
-// serveStaticFast serves a GET or HEAD of a static file before the
-// router, the execution limit and the interpreter, through the outermost
-// layer (a request id, the frame headers, the access log): only when
-// nothing else could answer the request (no global middleware, no When
-// scope covering the path) and its last segment has a dot, as files have
-// (pages and directories take the full path, publicInner). The file's
-// bytes reach the connection's ReadFrom (sendfile), through
-// publicWriter.ReadFrom and fileWriter. It reports whether it served.
-func (a *App) serveStaticFast(st *reqState, w http.ResponseWriter, r *http.Request) bool {
-	if !a.hot.staticFast || r.Method != http.MethodGet && r.Method != http.MethodHead || isAPIPath(r.URL.Path) {
+// staticFile opens, for the dispatcher's fast path (serveStaticFast,
+// dispatch.go), the static file a GET or HEAD asks for, into st
+// (st.static, which the caller closes): only when no When scope covers
+// the path and its last segment has a dot, as files have (pages and
+// directories take the full path, publicInner). It reports whether it
+// opened one.
+func (a *site) staticFile(st *reqState, r *http.Request) bool {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead || isAPIPath(r.URL.Path) {
 		return false
 	}
 	esc := r.URL.EscapedPath()
@@ -194,20 +192,19 @@ func (a *App) serveStaticFast(st *reqState, w http.ResponseWriter, r *http.Reque
 	if err != nil {
 		return false
 	}
-	defer f.Close()
 	if !fi.Mode().IsRegular() {
+		f.Close()
 		return false
 	}
 	st.static, st.staticInfo = f, fi
-	a.outer(st, w, r, (*staticHandler)(a))
 	return true
 }
 
-// staticHandler serves the file serveStaticFast opened.
-type staticHandler App
+// staticHandler serves the file staticFile opened.
+type staticHandler site
 
 func (h *staticHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	a, st := (*App)(h), stateOf(r)
+	a, st := (*site)(h), stateOf(r)
 	st.pw = publicWriter{ResponseWriter: fileWriter{st.res}, app: a, r: r}
 	st.pages = &st.pw
 	a.serveStatic(&st.pw, r, st.static, st.staticInfo)
