@@ -26,7 +26,7 @@ type App struct {
 	symbols []interp.Exports
 
 	global  []func(http.Handler) http.Handler
-	aliases map[string]MiddlewareFactory
+	aliases aliasMap
 	scopes  []scope
 	hooks   authHooks
 
@@ -52,12 +52,11 @@ type App struct {
 	dirs       appDirs
 	edge       edgeState // time limits, frame headers, cross-origin, proxies (edge.go)
 	echo       *echo.Echo
-	root       http.Handler                        // outermost layer, global middleware, then echo
-	api        fileSource[*handlerFile]            // interpreted or compiled (source.go)
-	site       site                                // public/: pages, static files, error pages (public.go)
-	errorPages map[int]http.Handler                // ErrorPage's, by status; 0 for any
-	scopeMW    [][]func(http.Handler) http.Handler // per scope, instantiated at start-up
-	scoped     sync.Map                            // handler name and scope set -> http.Handler
+	root       http.Handler             // outermost layer, global middleware, then echo
+	api        fileSource[*handlerFile] // interpreted or compiled (source.go)
+	site       site                     // public/: pages, static files, error pages (public.go)
+	errorPages map[int]http.Handler     // ErrorPage's, by status; 0 for any
+	mw         middlewareSet            // the When scopes' middleware (middleware.go)
 	server     *Server
 	hot        hotPath // what the request path prepares once (state.go)
 	load       *loader // compiles and analyzes the files (loader.go)
@@ -74,7 +73,7 @@ type appDirs struct {
 
 // New returns an application with the given options.
 func New(opts ...Option) *App {
-	a := &App{cfg: defaultConfig(), aliases: map[string]MiddlewareFactory{}}
+	a := &App{cfg: defaultConfig(), aliases: aliasMap{}}
 	a.registerReadyAliases()
 	for _, o := range opts {
 		o(&a.cfg)
@@ -198,7 +197,7 @@ func (a *App) setup() (err error) {
 	}); err != nil {
 		return err
 	}
-	if err := a.setupMiddleware(); err != nil {
+	if err := a.mw.setup(a.scopes, a.useAliases, a.aliases); err != nil {
 		return err
 	}
 	if a.sessions, err = a.newSessionManager(); err != nil {
@@ -210,7 +209,7 @@ func (a *App) setup() (err error) {
 		return err
 	}
 	if err := a.site.setup(siteDeps{cfg: &a.cfg, log: a.log, dirs: &a.dirs, load: a.load, scopes: a.scopes,
-		scoped: a.scopedHandler, errorPages: a.errorPages}); err != nil {
+		scoped: a.mw.scopedHandler, errorPages: a.errorPages}); err != nil {
 		return err
 	}
 	a.echo = a.newEcho()

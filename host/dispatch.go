@@ -119,7 +119,7 @@ func (a *App) serveAPI(w http.ResponseWriter, r *http.Request) {
 		a.serveAPIOptions(w, r, st)
 		return
 	}
-	a.scopedHandler("api", r.URL.Path, (*apiInnerHandler)(a)).ServeHTTP(w, r)
+	a.mw.scopedHandler("api", r.URL.Path, (*apiInnerHandler)(a)).ServeHTTP(w, r)
 }
 
 // serveAPIOptions answers OPTIONS 204 with the file's Allow header,

@@ -72,7 +72,7 @@
 //     (static.go) and wraps the response in a publicWriter, the request's
 //     error writer outside /api/ (errorpage.go).
 //  5. The path-scoped middleware of the When scopes that cover the path
-//     (scopedHandler, middleware.go).
+//     (middlewareSet.scopedHandler, middleware.go).
 //  6. Load (loadAPI, load.go; tryPage, public.go): the compiled file comes
 //     from a cache that compiles it on first use and again after it
 //     changes, or, in a binary made by `zealgo build`, from the compiled

@@ -298,7 +298,7 @@ func (l *loader) analyzeFile(prog fileVars, rel string) (*handlerFile, error) {
 			return nil, &interp.Error{File: rel, Line: p.Line, Col: p.Column, Msg: "middleware must be a []string of alias names"}
 		}
 		for _, n := range names {
-			mw, err := l.app.middleware(n)
+			mw, err := l.app.aliases.middleware(n)
 			if err != nil {
 				name, _, _ := strings.Cut(n, ":")
 				if _, known := l.app.aliases[name]; known {

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // MiddlewareFactory makes a middleware from the arguments written after
@@ -26,6 +27,17 @@ type MiddlewareFactory func(args ...string) (func(http.Handler) http.Handler, er
 type scope struct {
 	prefix  string
 	aliases []string
+}
+
+// aliasMap holds the middleware aliases by name (MiddlewareAlias).
+type aliasMap map[string]MiddlewareFactory
+
+// middlewareSet is the path-scoped middleware of the When scopes,
+// instantiated once at start-up (setup), and the chains built from it.
+type middlewareSet struct {
+	scopes  []scope
+	scopeMW [][]func(http.Handler) http.Handler // per scope
+	scoped  sync.Map                            // handler name and scope set -> http.Handler
 }
 
 // Use adds global middleware, run on every request before any other.
@@ -96,22 +108,23 @@ type aliasUse struct {
 
 func (u *aliasUse) wrap(next http.Handler) http.Handler { return u.mw(next) }
 
-// setupMiddleware instantiates, at start-up, the middleware of the When
+// setup instantiates, at start-up, the middleware of the When
 // scopes and of UseAlias.
-func (a *App) setupMiddleware() error {
-	for _, s := range a.scopes {
+func (m *middlewareSet) setup(scopes []scope, uses []*aliasUse, aliases aliasMap) error {
+	m.scopes = scopes
+	for _, s := range scopes {
 		var mws []func(http.Handler) http.Handler
 		for _, spec := range s.aliases {
-			mw, err := a.middleware(spec)
+			mw, err := aliases.middleware(spec)
 			if err != nil {
 				return fmt.Errorf("%w (in When(%q))", err, s.prefix)
 			}
 			mws = append(mws, mw)
 		}
-		a.scopeMW = append(a.scopeMW, mws)
+		m.scopeMW = append(m.scopeMW, mws)
 	}
-	for _, u := range a.useAliases {
-		mw, err := a.middleware(u.spec)
+	for _, u := range uses {
+		mw, err := aliases.middleware(u.spec)
 		if err != nil {
 			return fmt.Errorf("%w (in UseAlias)", err)
 		}
@@ -123,9 +136,9 @@ func (a *App) setupMiddleware() error {
 // middleware resolves an alias with its arguments, "name" or "name:a,b".
 // The error names the alias and its arguments. A factory that panics
 // instead of returning an error is reported the same way.
-func (a *App) middleware(spec string) (mw func(http.Handler) http.Handler, err error) {
+func (aliases aliasMap) middleware(spec string) (mw func(http.Handler) http.Handler, err error) {
 	name, argStr, hasArgs := strings.Cut(spec, ":")
-	f, ok := a.aliases[name]
+	f, ok := aliases[name]
 	if !ok {
 		return nil, fmt.Errorf("zealgo: unknown middleware alias %q", name)
 	}
@@ -161,13 +174,13 @@ func (a *App) servePreflight(w http.ResponseWriter, r *http.Request, st *reqStat
 		return false
 	}
 	var mws []func(http.Handler) http.Handler
-	for i, s := range a.scopes {
+	for i, s := range a.mw.scopes {
 		if !covers(s.prefix, r.URL.Path) {
 			continue
 		}
 		for j, spec := range s.aliases {
 			if name, _, _ := strings.Cut(spec, ":"); name == preflightAlias {
-				mws = append(mws, a.scopeMW[i][j])
+				mws = append(mws, a.mw.scopeMW[i][j])
 			}
 		}
 	}
@@ -198,14 +211,14 @@ func covers(prefix, path string) bool {
 // scopedHandler returns inner wrapped in the path-scoped middleware that
 // covers path. name identifies inner; chains are built once per inner and
 // set of matching scopes, from middleware instantiated once at start-up.
-func (a *App) scopedHandler(name, path string, inner http.Handler) http.Handler {
-	if len(a.scopes) == 0 {
+func (m *middlewareSet) scopedHandler(name, path string, inner http.Handler) http.Handler {
+	if len(m.scopes) == 0 {
 		return inner
 	}
 	var key strings.Builder
 	key.WriteString(name)
 	n := 0
-	for i, s := range a.scopes {
+	for i, s := range m.scopes {
 		if covers(s.prefix, path) {
 			key.WriteByte(',')
 			key.WriteString(strconv.Itoa(i))
@@ -215,16 +228,16 @@ func (a *App) scopedHandler(name, path string, inner http.Handler) http.Handler 
 	if n == 0 {
 		return inner
 	}
-	if h, ok := a.scoped.Load(key.String()); ok {
+	if h, ok := m.scoped.Load(key.String()); ok {
 		return h.(http.Handler)
 	}
 	var mws []func(http.Handler) http.Handler
-	for i, s := range a.scopes {
+	for i, s := range m.scopes {
 		if covers(s.prefix, path) {
-			mws = append(mws, a.scopeMW[i]...)
+			mws = append(mws, m.scopeMW[i]...)
 		}
 	}
 	h := chain(inner, mws)
-	a.scoped.Store(key.String(), h)
+	m.scoped.Store(key.String(), h)
 	return h
 }
