@@ -92,7 +92,7 @@ func (a *API) Die(err error) {
 	if err == nil {
 		return
 	}
-	a.app.fail(a.Res, a.r, err)
+	a.app.rt.fail(a.Res, a.r, err)
 	a.done = true
 }
 

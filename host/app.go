@@ -3,17 +3,14 @@ package host
 import (
 	"context"
 	"fmt"
-	"io"
 	"log/slog"
 	"net"
 	"net/http"
 	"reflect"
 	"sync"
 
-	"github.com/labstack/echo/v4"
 	"github.com/zealgo/zealgo/internal/deadline"
 	"github.com/zealgo/zealgo/internal/gcfloor"
-	"github.com/zealgo/zealgo/internal/sessionstore"
 	"github.com/zealgo/zealgo/interp"
 )
 
@@ -30,16 +27,11 @@ type App struct {
 	scopes  []scope
 	hooks   authHooks
 
-	useAliases []*aliasUse           // UseAlias, resolved at start-up
-	sessions   *sessionstore.Manager // the session engine, made at start-up
+	useAliases []*aliasUse // UseAlias, resolved at start-up
 
 	onTaskFinish func(id int64, result any, err error)
-	tasks        tasks     // the task engine (task.go)
 	lifecycle    lifecycle // OnStart and OnStop hooks
 	provided     map[reflect.Type]reflect.Value
-	db           dbState   // the database pool (db.go)
-	nats         natsState // NATS JetStream, when used (nats.go)
-	ops          opsState  // health, metrics, tracing, access log (ops.go)
 	throttleOnce sync.Once
 	throttleMem  *memoryThrottle // the default ThrottleStore (throttle.go)
 
@@ -50,16 +42,9 @@ type App struct {
 	started    bool
 	worker     bool // this process is a task worker (serveWorker)
 	dirs       appDirs
-	edge       edgeState // time limits, frame headers, cross-origin, proxies (edge.go)
-	echo       *echo.Echo
-	root       http.Handler             // outermost layer, global middleware, then echo
-	api        fileSource[*handlerFile] // interpreted or compiled (source.go)
-	site       site                     // public/: pages, static files, error pages (public.go)
-	errorPages map[int]http.Handler     // ErrorPage's, by status; 0 for any
-	mw         middlewareSet            // the When scopes' middleware (middleware.go)
+	errorPages map[int]http.Handler // ErrorPage's, by status; 0 for any
 	server     *Server
-	hot        hotPath // what the request path prepares once (state.go)
-	load       *loader // compiles and analyzes the files (loader.go)
+	rt         *core // the running server, built by start-up (core.go)
 }
 
 // appDirs are the application's directories, absolute and with symlinks
@@ -79,6 +64,7 @@ func New(opts ...Option) *App {
 		o(&a.cfg)
 	}
 	a.server = &Server{app: a}
+	a.rt = &core{app: a}
 	return a
 }
 
@@ -164,114 +150,12 @@ func (a *App) init() error {
 	return a.initErr
 }
 
-func (a *App) setup() (err error) {
+func (a *App) setup() error {
 	a.started = true
 	if err := a.prepare(); err != nil {
 		return err
 	}
-	log, err := a.ops.setup(&a.cfg, a.log, opsGauges{ // metrics and tracing (ops.go)
-		apiFiles:  func() int { return cacheLen(a.api) },
-		pageFiles: func() int { return cacheLen(a.site.pages) },
-		queued:    func() int { return a.tasks.engine.Queued() },
-	})
-	if err != nil {
-		return err
-	}
-	a.log = log
-	if a.nats, err = startNATS(&a.cfg, a.log); err != nil {
-		return err
-	}
-	defer func() {
-		if err != nil {
-			a.nats.close()
-		}
-	}()
-	if a.db, err = openDB(&a.cfg, a.Logger(), a.dirs.root, true); err != nil {
-		return err
-	}
-	if err := a.lifecycle.start(a); err != nil {
-		return err
-	}
-	if err := a.edge.setup(&a.cfg, func(w http.ResponseWriter, r *http.Request) http.ResponseWriter {
-		return a.site.newPublicWriter(w, r) // errorpage.go
-	}); err != nil {
-		return err
-	}
-	if err := a.mw.setup(a.scopes, a.useAliases, a.aliases); err != nil {
-		return err
-	}
-	if a.sessions, err = a.newSessionManager(); err != nil {
-		return err
-	}
-	a.load = newLoader(a, &a.ops, &a.db, http.HandlerFunc(a.invoke))
-	a.api, err = a.load.handlerSource(a.dirs.api)
-	if err != nil {
-		return err
-	}
-	if err := a.site.setup(siteDeps{cfg: &a.cfg, log: a.log, dirs: &a.dirs, load: a.load, scopes: a.scopes,
-		scoped: a.mw.scopedHandler, errorPages: a.errorPages}); err != nil {
-		return err
-	}
-	a.echo = a.newEcho()
-	a.hot.response = *echo.NewResponse(nil, a.echo)
-	a.hot.staticFast = len(a.global) == 0
-	a.hot.coarse = coarseTimes(&a.cfg) && !a.ops.observing
-	a.root = a.newRoot()
-	if err := a.ops.listenMetrics(&a.cfg.Ops); err != nil {
-		return err
-	}
-	return a.tasks.start(taskDeps{cfg: &a.cfg, log: a.Logger(), dirs: &a.dirs, nats: &a.nats, ops: &a.ops,
-		stat: a.load.statTask, onFinish: a.onTaskFinish})
-}
-
-// newRoot builds the application's handler: the health checks and the
-// request's span (opsState.root, ops.go), the outermost layer with the request's
-// state and execution limit (entry, dispatch.go), the cross-origin
-// protection (edge.go),
-// then the global middleware, each instantiated once here, then the
-// router.
-func (a *App) newRoot() http.Handler {
-	probes := []readyProbe{{"database", a.db.ready}, {"nats", a.nats.ready}, {"tasks", a.tasks.ready}}
-	return a.ops.root(a.entry(a.edge.crossOrigin(chain((*router)(a), a.global))), &a.cfg.Ops, probes)
-}
-
-// router sends a request for /api or below it with one of the usual
-// methods straight to the API dispatcher (serveAPI, dispatch.go), which
-// resolves its files itself, as the Echo router would (newEcho); every
-// other request goes through the Echo router. It reads the path as Echo's
-// router does: escaped, when the request's URL has an escaped form.
-type router App
-
-func (h *router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	a := (*App)(h)
-	p := r.URL.RawPath
-	if p == "" {
-		p = r.URL.Path
-	}
-	if isAPIPath(p) {
-		switch r.Method {
-		case http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete, http.MethodOptions:
-			a.serveAPI(w, r)
-			return
-		}
-	}
-	a.echo.ServeHTTP(w, r)
-}
-
-// newEcho builds the Echo router: /api and everything below it go to the
-// API dispatcher (serveAPI, dispatch.go), every other path to the public
-// files (servePublic, public.go). A method Echo does not route is
-// answered 405 by echoError.
-func (a *App) newEcho() *echo.Echo {
-	e := echo.New()
-	e.HideBanner, e.HidePort = true, true
-	e.Logger.SetOutput(io.Discard)
-	e.HTTPErrorHandler = a.echoError
-	api := echo.WrapHandler(http.HandlerFunc(a.serveAPI))
-	e.Any("/api", api)
-	e.Any("/api/*", api)
-	e.Any("/*", echo.WrapHandler(http.HandlerFunc(a.site.servePublic)))
-	return e
+	return a.rt.start() // core.go
 }
 
 // Handler returns the application's HTTP handler, starting it: after the
@@ -280,7 +164,7 @@ func (a *App) Handler() (http.Handler, error) {
 	if err := a.init(); err != nil {
 		return nil, err
 	}
-	return a.root, nil
+	return a.rt.root, nil
 }
 
 // Serve answers requests on ln until ctx is done, then shuts down
@@ -308,11 +192,11 @@ func (a *App) Serve(ctx context.Context, ln net.Listener) error {
 		return err
 	case <-ctx.Done():
 	}
-	a.ops.drain(a.cfg.Ops.DrainDelay, a.Logger()) // not ready from now on (ops.go)
+	a.rt.ops.drain(a.cfg.Ops.DrainDelay, a.Logger()) // not ready from now on (ops.go)
 	sctx, cancel := context.WithTimeout(context.Background(), a.cfg.ShutdownTimeout)
 	defer cancel()
 	err = srv.Shutdown(sctx)
-	a.tasks.stop(sctx)
+	a.rt.tasks.stop(sctx)
 	a.Close()
 	if err != nil {
 		return fmt.Errorf("zealgo: shutdown: %w", err)
@@ -333,17 +217,5 @@ func (a *App) ListenAndServe(ctx context.Context) error {
 // Config.ShutdownTimeout, stops watching files and closes the database. It does not stop a
 // server started by Serve; cancel its context instead.
 func (a *App) Close() error {
-	defer a.ops.close(a.Logger()) // after NATS and the tasks: flushes their last spans
-	defer a.nats.close()          // last: the task engine and the sessions use it
-	defer a.db.close()            // after the OnStop hooks, which may still use it
-	defer a.lifecycle.stop()
-	a.tasks.close(a.cfg.ShutdownTimeout)
-	_ = a.sessions.Close()
-	if err := a.site.close(); err != nil {
-		a.Logger().Warn("zealgo: closing public files", "err", err)
-	}
-	if a.api != nil {
-		return a.api.Close()
-	}
-	return nil
+	return a.rt.close() // core.go
 }

@@ -117,7 +117,7 @@ func (a *App) checkAll() (problems []check.Diagnostic, files int, err error) {
 		return nil, 0, err
 	}
 	defer a.checkCredentials()()
-	l := newLoader(a, &a.ops, &a.db, nil)
+	l := newLoader(a, &a.rt.ops, &a.rt.db, nil)
 	l.checking = true
 	for _, dir := range []string{a.dirs.api, a.dirs.public, a.dirs.task} {
 		paths, err := goFiles(dir)

@@ -212,7 +212,7 @@ func (a *App) cmdServe(ctx context.Context, args []string, stdout, stderr io.Wri
 			a.cfg.Ops.AccessLogger = logs.Bulk
 		}
 	}
-	defer a.ops.logAsDefault()() // slog in handler files writes through the same log
+	defer a.rt.ops.logAsDefault()() // slog in handler files writes through the same log
 	// In-process, or as the supervisor of a child that is this program
 	// with the same arguments and environment (supervise.go).
 	return a.serveCommand(ctx, args, stdout, stderr)
@@ -276,7 +276,7 @@ func (a *App) Routes() ([]Route, error) {
 		return nil, err
 	}
 	var out []Route
-	l := newLoader(a, &a.ops, &a.db, nil)
+	l := newLoader(a, &a.rt.ops, &a.rt.db, nil)
 	for _, d := range []struct{ dir, prefix string }{{a.dirs.api, "/api/"}, {a.dirs.public, "/"}} {
 		files, err := goFiles(d.dir)
 		if err != nil {

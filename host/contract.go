@@ -25,7 +25,7 @@ const (
 // a guard) stands; otherwise v goes through writeResult; an error is sent
 // as fail sends it, or, once the response has begun, cuts the connection.
 // Then the buffered response is sent.
-func (a *App) respond(api *API, v any, err error) {
+func (a *core) respond(api *API, v any, err error) {
 	res := api.Res
 	if err == nil {
 		err = api.err

@@ -21,10 +21,10 @@ type windowCounter interface {
 // counts with it; so can any limit that must hold across instances, such
 // as a login throttle.
 func (a *App) sharedCounter() windowCounter {
-	if a.nats.counter == nil {
+	if a.rt.nats.counter == nil {
 		return nil
 	}
-	return a.nats.counter
+	return a.rt.nats.counter
 }
 
 // sharedRateStore is the rate-limit alias's store on a shared counter: a

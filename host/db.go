@@ -45,7 +45,7 @@ var typeSQLDB = reflect.TypeOf((*sql.DB)(nil))
 // unless --db, Config.DB or $ZEALGO_DB name another database, sqlite:PATH
 // or postgres://.... A handler or task parameter of type *sql.DB receives
 // the same pool. OnStart hooks see it open, with the migrations run.
-func (a *App) DB() *sql.DB { return a.db.pool }
+func (a *App) DB() *sql.DB { return a.rt.db.pool }
 
 // dbURL returns the database URL: Config.DB (which the serve flag --db
 // sets), else $ZEALGO_DB; empty for the default.
@@ -157,12 +157,12 @@ func (a *App) cmdMigrate(ctx context.Context, args []string, stdout, stderr io.W
 		return 1
 	}
 	var err error
-	if a.db, err = openDB(&a.cfg, a.Logger(), a.dirs.root, false); err != nil {
+	if a.rt.db, err = openDB(&a.cfg, a.Logger(), a.dirs.root, false); err != nil {
 		fmt.Fprintln(stderr, err)
 		return 1
 	}
-	defer a.db.close()
-	res, err := a.db.migrate(ctx)
+	defer a.rt.db.close()
+	res, err := a.rt.db.migrate(ctx)
 	for _, f := range res.Applied {
 		fmt.Fprintln(stdout, "applied", f)
 	}
@@ -170,6 +170,6 @@ func (a *App) cmdMigrate(ctx context.Context, args []string, stdout, stderr io.W
 		fmt.Fprintln(stderr, err)
 		return 1
 	}
-	fmt.Fprintf(stderr, "zealgo migrate: %d applied, %d already run, on %s\n", len(res.Applied), res.Files-len(res.Applied), a.db.src)
+	fmt.Fprintf(stderr, "zealgo migrate: %d applied, %d already run, on %s\n", len(res.Applied), res.Files-len(res.Applied), a.rt.db.src)
 	return 0
 }

@@ -23,7 +23,7 @@ import (
 // serves a static file itself (serveStaticFast, static.go), and any other
 // request under the execution limit (exectime.go), if there is one,
 // through outer. The state goes back to its pool when the request ends.
-func (a *App) entry(next http.Handler) http.Handler {
+func (a *core) entry(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		st := a.takeState(r)
 		r = r.WithContext(st)
@@ -46,7 +46,7 @@ func (a *App) entry(next http.Handler) http.Handler {
 // request (no global middleware, no When scope covering the path). The
 // file's bytes reach the connection's ReadFrom (sendfile), through
 // publicWriter.ReadFrom and fileWriter.
-func (a *App) serveStaticFast(st *reqState, w http.ResponseWriter, r *http.Request) {
+func (a *core) serveStaticFast(st *reqState, w http.ResponseWriter, r *http.Request) {
 	defer st.static.Close()
 	a.outer(st, w, r, (*staticHandler)(&a.site))
 }
@@ -55,7 +55,7 @@ func (a *App) serveStaticFast(st *reqState, w http.ResponseWriter, r *http.Reque
 // settings (edge.go), and turns a panic anywhere below it into a 500
 // internal_error (logged as panic.go says). Its response runs the Before
 // hooks (sessions save there) whoever writes the header first.
-func (a *App) outer(st *reqState, w http.ResponseWriter, r *http.Request, next http.Handler) {
+func (a *core) outer(st *reqState, w http.ResponseWriter, r *http.Request, next http.Handler) {
 	res := st.res
 	*res = st.resInit
 	res.Writer = w
@@ -70,7 +70,7 @@ func (a *App) outer(st *reqState, w http.ResponseWriter, r *http.Request, next h
 }
 
 // recoverOuter, deferred by outer, answers a panic that reached it.
-func (a *App) recoverOuter(st *reqState, r *http.Request) {
+func (a *core) recoverOuter(st *reqState, r *http.Request) {
 	pi := caught(recover())
 	if pi == nil {
 		return
@@ -83,7 +83,7 @@ func (a *App) recoverOuter(st *reqState, r *http.Request) {
 
 // echoError answers the errors Echo's router raises itself (a method it
 // does not route): the JSON envelope under /api/, an error page elsewhere.
-func (a *App) echoError(err error, c echo.Context) {
+func (a *core) echoError(err error, c echo.Context) {
 	res, r := c.Response(), c.Request()
 	if res.Committed {
 		return
@@ -106,7 +106,7 @@ func (a *App) echoError(err error, c echo.Context) {
 
 // serveAPI answers /api/...: resolves the file, answers OPTIONS, then runs
 // the path-scoped middleware around apiInner.
-func (a *App) serveAPI(w http.ResponseWriter, r *http.Request) {
+func (a *core) serveAPI(w http.ResponseWriter, r *http.Request) {
 	rt, e := a.hot.routes.resolve(a.dirs.api, r)
 	if e != nil {
 		writeError(w, r, e)
@@ -125,7 +125,7 @@ func (a *App) serveAPI(w http.ResponseWriter, r *http.Request) {
 // serveAPIOptions answers OPTIONS 204 with the file's Allow header,
 // inside the cors middleware of the When scopes that have one and outside
 // every other path-scoped middleware (servePreflight, middleware.go).
-func (a *App) serveAPIOptions(w http.ResponseWriter, r *http.Request, st *reqState) {
+func (a *core) serveAPIOptions(w http.ResponseWriter, r *http.Request, st *reqState) {
 	if a.servePreflight(w, r, st) {
 		return
 	}
@@ -140,15 +140,15 @@ func (a *App) serveAPIOptions(w http.ResponseWriter, r *http.Request, st *reqSta
 
 // apiInnerHandler is App.apiInner as an http.Handler that costs no
 // allocation per request, unlike the method value.
-type apiInnerHandler App
+type apiInnerHandler core
 
 func (h *apiInnerHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	(*App)(h).apiInner(w, r)
+	(*core)(h).apiInner(w, r)
 }
 
 // apiInner loads the handler file (load.go), picks its func and runs the
 // file's own middleware around invoke.
-func (a *App) apiInner(w http.ResponseWriter, r *http.Request) {
+func (a *core) apiInner(w http.ResponseWriter, r *http.Request) {
 	st := stateOf(r)
 	f, e := a.loadAPI(r, st.route)
 	if e != nil {
@@ -169,7 +169,7 @@ func (a *App) apiInner(w http.ResponseWriter, r *http.Request) {
 // innermost handler of every file. The input (input.go) is parsed before
 // the call only for a file that names a field holding it; otherwise on
 // first use, or never.
-func (a *App) invoke(w http.ResponseWriter, r *http.Request) {
+func (a *core) invoke(w http.ResponseWriter, r *http.Request) {
 	st := stateOf(r)
 	// The objects every call needs live in the request's state.
 	inv := &st.inv
@@ -191,7 +191,7 @@ func (a *App) invoke(w http.ResponseWriter, r *http.Request) {
 	in.init(r, q, &a.cfg)
 	defer in.close()
 	defer res.endWrite()
-	*api = API{app: a, r: r, Res: res, in: in}
+	*api = API{app: a.app, r: r, Res: res, in: in}
 	inv.req = Request{Get: q, Header: r.Header, Parent: r, in: in}
 	api.Req = &inv.req
 	defer a.recoverHandler(api, st)
@@ -216,7 +216,7 @@ func (a *App) invoke(w http.ResponseWriter, r *http.Request) {
 // else with a 500 internal_error whose cause and stack go to the log. Once
 // the response has begun it cuts the connection instead, so that the
 // client cannot take part of a response for a whole one.
-func (a *App) recoverHandler(api *API, st *reqState) {
+func (a *core) recoverHandler(api *API, st *reqState) {
 	pi := caught(recover())
 	if pi == nil {
 		return

@@ -107,7 +107,7 @@ func writeJSONError(w http.ResponseWriter, e *Error) {
 
 // fail sends err: an *Error as it is, anything else as a 500
 // internal_error whose cause goes to the log under the request id.
-func (a *App) fail(w http.ResponseWriter, r *http.Request, err error) {
+func (a *core) fail(w http.ResponseWriter, r *http.Request, err error) {
 	e := asError(err)
 	if e == nil {
 		id := requestID(r)

@@ -46,7 +46,7 @@ const codeServiceUnavailable = "service_unavailable"
 // hijacked and closed, so that it is done (a graceful shutdown need not
 // wait for it) while the handler runs on, its writes dropped; the state is
 // then not reused.
-func (a *App) serveLimited(st *reqState, w http.ResponseWriter, r *http.Request, next http.Handler) {
+func (a *core) serveLimited(st *reqState, w http.ResponseWriter, r *http.Request, next http.Handler) {
 	l := st.lim
 	l.on, l.a, l.st, l.r, l.w, l.limit = true, a, st, r, w, a.cfg.MaxExecutionTime
 	start := int64(st.start) + 1 // never 0
@@ -118,7 +118,7 @@ type limitState struct {
 	late  lateWatch
 
 	// The request under the limit.
-	a     *App
+	a     *core
 	st    *reqState
 	r     *http.Request
 	w     http.ResponseWriter
@@ -279,7 +279,7 @@ func hijackable(w http.ResponseWriter) bool {
 // outermost layer (a request id, the error page for pages), in a state of
 // its own. The answer is made whole, to be sent with its length, so that
 // it is complete when the connection closes after it.
-func (a *App) timeoutAnswer(r *http.Request, limit time.Duration) *answerBuffer {
+func (a *core) timeoutAnswer(r *http.Request, limit time.Duration) *answerBuffer {
 	e := errorf(http.StatusServiceUnavailable, codeServiceUnavailable, "the handler did not answer within %s", limit)
 	r = answerRequest(r)
 	st := a.takeState(r)
@@ -470,7 +470,7 @@ func lateGrace(limit time.Duration) time.Duration {
 // lateWatch reports a handler still running some time after its limit.
 // The zero value watches nothing; arm starts it.
 type lateWatch struct {
-	a     *App
+	a     *core
 	state atomic.Int32 // running, armed, late or ended
 }
 
@@ -483,7 +483,7 @@ const (
 
 // arm reports the handler of r late unless it returns within after; its
 // limit was limit. A handler that has returned already is not watched.
-func (w *lateWatch) arm(a *App, r *http.Request, limit, after time.Duration) {
+func (w *lateWatch) arm(a *core, r *http.Request, limit, after time.Duration) {
 	w.a = a
 	if !w.state.CompareAndSwap(running, armed) {
 		return
@@ -502,7 +502,7 @@ func (w *lateWatch) end() {
 		return
 	}
 	if w.state.CompareAndSwap(late, ended) {
-		n := w.a.sup.late.Add(-1)
+		n := w.a.app.sup.late.Add(-1)
 		w.a.log.Warn("a late handler returned", "late_handlers", n)
 	}
 }
@@ -522,9 +522,9 @@ func lateWatched(next http.Handler, d time.Duration) http.Handler {
 
 // handlerLate reports a handler running past its limit: a supervised
 // process asks for its successor (supervise.go); otherwise it is logged.
-func (a *App) handlerLate(method, path string, limit time.Duration) {
-	n := a.sup.late.Add(1)
-	if c := a.sup.child; c != nil {
+func (a *core) handlerLate(method, path string, limit time.Duration) {
+	n := a.app.sup.late.Add(1)
+	if c := a.app.sup.child; c != nil {
 		a.log.Error("a handler runs past its time limit: this process asks for a successor, then drains and stops",
 			"method", method, "path", path, "limit", limit, "late_handlers", n)
 		a.ops.handOver() // ops.go

@@ -221,7 +221,7 @@ func (a *API) inject(k argKind, zero reflect.Value) reflect.Value {
 	case argGoContext:
 		return reflect.ValueOf(a.r.Context())
 	case argDB:
-		return reflect.ValueOf(a.app.db.pool)
+		return reflect.ValueOf(a.app.rt.db.pool)
 	}
 	return zero // argZero, or argProvided with the provided value
 }

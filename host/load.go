@@ -22,7 +22,7 @@ import (
 // loadAPI returns the compiled file of rt, or the error to send for r.
 // Without Config.Dev a compile error names no file, line or source: its
 // message goes to the log under the request id, which the client gets.
-func (a *App) loadAPI(r *http.Request, rt *apiRoute) (*handlerFile, *Error) {
+func (a *core) loadAPI(r *http.Request, rt *apiRoute) (*handlerFile, *Error) {
 	f, err := a.api.Get(rt.file)
 	if err == nil {
 		return f, nil

@@ -51,7 +51,7 @@ import (
 // metrics listener serves: register the application's own collectors
 // with it. The framework's own collectors join it when the application
 // starts with a metrics address.
-func (a *App) Metrics() *prometheus.Registry { return a.ops.registry.get() }
+func (a *App) Metrics() *prometheus.Registry { return a.rt.ops.registry.get() }
 
 // registryOnce makes the registry on first use.
 type registryOnce struct {
@@ -268,7 +268,7 @@ func (o *opsState) closeMetricsServer() {
 // MetricsAddr returns the address the metrics listener listens on (with
 // the port chosen when Config.Ops.MetricsAddr asked for port 0), or "".
 func (s *Server) MetricsAddr() string {
-	if ln := s.app.ops.metricsSrv.ln; ln != nil {
+	if ln := s.app.rt.ops.metricsSrv.ln; ln != nil {
 		return ln.Addr().String()
 	}
 	return ""

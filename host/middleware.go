@@ -169,7 +169,7 @@ const preflightAlias = "cors"
 // of the When scopes that cover its path, around the dispatcher's own
 // OPTIONS answer, and reports whether it did. Other scoped middleware
 // (guards) never runs for OPTIONS.
-func (a *App) servePreflight(w http.ResponseWriter, r *http.Request, st *reqState) bool {
+func (a *core) servePreflight(w http.ResponseWriter, r *http.Request, st *reqState) bool {
 	if st.preflight {
 		return false
 	}

@@ -29,14 +29,14 @@ func BenchmarkObserve(b *testing.B) {
 		b.Run(tc.name, func(b *testing.B) {
 			a := observeBenchApp(b, tc.metrics, tc.log, tc.format)
 			r := httptest.NewRequest(http.MethodGet, "/api/php/get?a=1&b=two", nil)
-			res := echo.NewResponse(httptest.NewRecorder(), a.echo)
+			res := echo.NewResponse(httptest.NewRecorder(), a.rt.echo)
 			res.Status, res.Size = http.StatusOK, 27
 			st := &reqState{id: "1a2b3c4d5e6f7a8b", file: &handlerFile{rel: "api/php/get.go"}}
 			b.ReportAllocs()
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
 				st.start = time.Since(clockBase)
-				a.ops.observe(st, r, res, a.ops.startObserving(st))
+				a.rt.ops.observe(st, r, res, a.rt.ops.startObserving(st))
 			}
 		})
 	}

@@ -73,7 +73,7 @@ func (pi *panicInfo) where() string {
 // panicError is the 500 a client gets for a panic: internal_error with
 // the request id; in dev mode with the panic and its frames too, for the
 // error page's trace and the JSON envelope.
-func (a *App) panicError(id string, pi *panicInfo) *Error {
+func (a *core) panicError(id string, pi *panicInfo) *Error {
 	e := internalError(id)
 	if !a.cfg.Dev {
 		return e
@@ -117,7 +117,7 @@ var templateErrPos = regexp.MustCompile(`(?:html/template:|template: )([A-Za-z0-
 // devTemplateError gives e, the 500 of a handler that returned err, the
 // template error's file:line:col and source lines, if err is one from a
 // template of the application, in dev mode; it reports whether it did.
-func (a *App) devTemplateError(e *Error, err error) bool {
+func (a *core) devTemplateError(e *Error, err error) bool {
 	if !a.cfg.Dev || err == nil {
 		return false
 	}
@@ -148,7 +148,7 @@ func (a *App) devTemplateError(e *Error, err error) bool {
 }
 
 // logPanic logs a panic of a handler or page call as one record.
-func (a *App) logPanic(r *http.Request, st *reqState, pi *panicInfo) {
+func (a *core) logPanic(r *http.Request, st *reqState, pi *panicInfo) {
 	attrs := []any{"request_id", st.id}
 	if st.file != nil {
 		attrs = append(attrs, "file", st.file.rel)

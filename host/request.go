@@ -180,7 +180,7 @@ func contextOf(r *http.Request) *RequestContext {
 		return nil
 	}
 	if st.g == nil {
-		st.g = newRequestContext(st.app, r, nil)
+		st.g = newRequestContext(st.app.app, r, nil)
 	}
 	return st.g
 }
@@ -273,7 +273,7 @@ func newRequestContext(app *App, r *http.Request, post url.Values) *RequestConte
 		Server: serverVars(r), Request: r, app: app}
 	g.Session = &Session{r: r, st: stateOf(r)}
 	if app != nil {
-		g.Session.m, g.Session.log = app.sessions, app.log
+		g.Session.m, g.Session.log = app.rt.sessions, app.log
 	}
 	if g.Post == nil {
 		g.Post = url.Values{}

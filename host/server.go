@@ -50,7 +50,7 @@ func (s *Server) Addr() string {
 // sends the request's id along with the task (TaskInfo.RequestID in the
 // task, request_id in its log records).
 func (s *Server) Task(t Task) (int64, error) {
-	return s.app.tasks.dispatch(context.Background(), s.app.cfg.TaskWorkerNum, t)
+	return s.app.rt.tasks.dispatch(context.Background(), s.app.cfg.TaskWorkerNum, t)
 }
 
 // TaskContext is Task with a context: when ctx is a request's (API.Context,
@@ -62,11 +62,11 @@ func (s *Server) Task(t Task) (int64, error) {
 // cuts the dispatch short: the wait for the task engine to accept the
 // task (on NATS, until JetStream has stored it) is bounded by 10s.
 func (s *Server) TaskContext(ctx context.Context, t Task) (int64, error) {
-	return s.app.tasks.dispatch(ctx, s.app.cfg.TaskWorkerNum, t)
+	return s.app.rt.tasks.dispatch(ctx, s.app.cfg.TaskWorkerNum, t)
 }
 
 // TaskWorkerPIDs returns the process ids of the running task workers, in
 // worker order; none without local task workers.
 func (s *Server) TaskWorkerPIDs() []int {
-	return s.app.tasks.engine.PIDs()
+	return s.app.rt.tasks.engine.PIDs()
 }

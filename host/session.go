@@ -262,16 +262,16 @@ func (s *Session) savedBy(sess *sessions.Session) {
 // returns the same session as api.G().Session. It is nil before the
 // application starts.
 func (a *App) SessionStore() sessions.Store {
-	if a.sessions == nil {
+	if a.rt.sessions == nil {
 		return nil
 	}
-	return a.sessions.Store()
+	return a.rt.sessions.Store()
 }
 
 // requestSession is the session engine's Config.Current: the session a
 // request of this application has already loaded, so that the store's Get
 // returns it rather than a second copy.
-func (a *App) requestSession(r *http.Request) *sessions.Session {
+func (a *core) requestSession(r *http.Request) *sessions.Session {
 	if g := contextOf(r); g != nil && g.Session.m != nil && g.Session.m == a.sessions {
 		return g.Session.raw()
 	}

@@ -92,7 +92,7 @@ func WithSessionBackend(b SessionBackend) Option {
 // application's own backend, Redis, NATS key-value or files under
 // <DataDir>/sessions (sessionBackend). The secret and the session
 // directory are made on first use.
-func (a *App) newSessionManager() (*sessionstore.Manager, error) {
+func (a *core) newSessionManager() (*sessionstore.Manager, error) {
 	cfg := a.cfg.Session
 	if cfg.Secret == "" {
 		cfg.Secret = os.Getenv(SessionSecretEnv)
@@ -121,7 +121,7 @@ func (a *App) newSessionManager() (*sessionstore.Manager, error) {
 
 // sessionBackend makes the session store that cfg picks (SessionConfig.Store);
 // owned is false for the application's own, which it closes itself.
-func (a *App) sessionBackend(cfg SessionConfig, redisFrom string) (b sessionstore.Backend, owned bool, err error) {
+func (a *core) sessionBackend(cfg SessionConfig, redisFrom string) (b sessionstore.Backend, owned bool, err error) {
 	store := cfg.Store
 	switch {
 	case cfg.Backend != nil:
@@ -151,7 +151,7 @@ func (a *App) sessionBackend(cfg SessionConfig, redisFrom string) (b sessionstor
 }
 
 // natsSessions keeps sessions in the NATS key-value bucket zealgo_sessions.
-func (a *App) natsSessions(cfg SessionConfig) (sessionstore.Backend, bool, error) {
+func (a *core) natsSessions(cfg SessionConfig) (sessionstore.Backend, bool, error) {
 	if a.nats.conn == nil {
 		return nil, false, fmt.Errorf("zealgo: session store nats: NATS is off; set --nats (or %s) to %s or a nats:// URL", NATSEnv, NATSEmbedded)
 	}

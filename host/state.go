@@ -43,7 +43,7 @@ type hotPath struct {
 // reqState travels in the request context from the outermost layer to the
 // handler call.
 type reqState struct {
-	app    *App
+	app    *core
 	parent context.Context // the request's context as it came in
 	start  time.Duration   // when it came in, since clockBase
 	// srvDeadline: its server sets the write deadline to
@@ -92,7 +92,7 @@ var statePool sync.Pool
 
 // takeState returns a state for r, whose context becomes the state's
 // parent.
-func (a *App) takeState(r *http.Request) *reqState {
+func (a *core) takeState(r *http.Request) *reqState {
 	st, _ := statePool.Get().(*reqState)
 	if st == nil || st.app != a {
 		st = &reqState{app: a, lim: &limitState{}}
@@ -136,7 +136,7 @@ func coarseTimes(cfg *Config) bool {
 }
 
 // putState gives st back to the pool, unless something may still use it.
-func (a *App) putState(st *reqState) {
+func (a *core) putState(st *reqState) {
 	if st.keep.Load() || st.lim.keep {
 		return
 	}

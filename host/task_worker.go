@@ -78,13 +78,13 @@ func (ws *workerSide) setup(cfg taskproto.WorkerConfig) (taskpool.Runner, *slog.
 	if err := a.prepare(); err != nil {
 		return nil, nil, err
 	}
-	log, err := a.ops.setupWorker(a.Logger()) // tracing.go
+	log, err := a.rt.ops.setupWorker(a.Logger()) // tracing.go
 	if err != nil {
 		return nil, nil, err
 	}
 	a.log = log
 	ws.ops = true
-	if a.db, err = openDB(&a.cfg, a.Logger(), a.dirs.root, false); err != nil { // the server ran the migrations
+	if a.rt.db, err = openDB(&a.cfg, a.Logger(), a.dirs.root, false); err != nil { // the server ran the migrations
 		return nil, nil, fmt.Errorf("zealgo: worker: %w", err)
 	}
 	ws.db = true
@@ -92,7 +92,7 @@ func (ws *workerSide) setup(cfg taskproto.WorkerConfig) (taskpool.Runner, *slog.
 	if err := a.lifecycle.start(a); err != nil {
 		return nil, nil, fmt.Errorf("zealgo: worker: %w", err)
 	}
-	cache, err := newLoader(a, &a.ops, &a.db, nil).taskSource()
+	cache, err := newLoader(a, &a.rt.ops, &a.rt.db, nil).taskSource()
 	if err != nil {
 		return nil, nil, err
 	}
@@ -109,16 +109,16 @@ func (ws *workerSide) close() {
 		ws.a.lifecycle.stop()
 	}
 	if ws.db {
-		ws.a.db.close()
+		ws.a.rt.db.close()
 	}
 	if ws.ops {
-		ws.a.ops.close(ws.a.Logger())
+		ws.a.rt.ops.close(ws.a.Logger())
 	}
 }
 
 // Run runs one task, in its span when it carries a trace.
 func (ws *workerSide) Run(ctx context.Context, c taskpool.Call) taskpool.Result {
-	ctx, end := ws.a.ops.startTaskSpan(ctx, ws.a.log, c) // task_ops.go
+	ctx, end := ws.a.rt.ops.startTaskSpan(ctx, ws.a.log, c) // task_ops.go
 	res := ws.a.callTask(ctx, ws.cache, c)
 	end(res.Fail, res.Err)
 	return res

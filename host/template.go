@@ -33,5 +33,5 @@ func (a *App) RenderHTML(name string, data any) (string, error) {
 	if err := a.init(); err != nil {
 		return "", err
 	}
-	return a.site.templates.Render(name, data)
+	return a.rt.site.templates.Render(name, data)
 }

@@ -74,12 +74,12 @@ func (a *App) throttleStore() ThrottleStore {
 	if a.cfg.ThrottleStore != nil {
 		return a.cfg.ThrottleStore
 	}
-	if a.nats.counter != nil { // several instances share one NATS (counter.go)
+	if a.rt.nats.counter != nil { // several instances share one NATS (counter.go)
 		window := a.cfg.ThrottleWindow
 		if window <= 0 {
 			window = time.Minute
 		}
-		return &sharedThrottle{c: a.nats.counter, window: window}
+		return &sharedThrottle{c: a.rt.nats.counter, window: window}
 	}
 	a.throttleOnce.Do(func() { a.throttleMem = &memoryThrottle{keys: map[string]*rate.Limiter{}} })
 	return a.throttleMem

@@ -1,0 +1,172 @@
+package host
+
+import (
+	"io"
+	"log/slog"
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+	"github.com/zealgo/zealgo/internal/sessionstore"
+)
+
+// core is the running server: the components that starting the
+// application builds, once (start), from its configuration and what was
+// registered on it, and the request path that runs through them
+// (dispatch.go). New makes it empty, so that what is asked of a component
+// before start (the metrics registry, the database pool, a task) finds
+// its zero value. Adding a subsystem means its own files and a line in
+// start.
+type core struct {
+	app  *App
+	cfg  Config // the App's, as it was at start-up
+	log  *slog.Logger
+	dirs appDirs
+
+	// registration, as it was at start-up
+	global []func(http.Handler) http.Handler
+	hooks  authHooks
+
+	ops      opsState  // health, metrics, tracing, access log (ops.go)
+	nats     natsState // NATS JetStream, when used (nats.go)
+	db       dbState   // the database pool (db.go)
+	edge     edgeState // time limits, frame headers, cross-origin, proxies (edge.go)
+	mw       middlewareSet
+	sessions *sessionstore.Manager // the session engine (session_config.go)
+	load     *loader               // compiles and analyzes the files (loader.go)
+	api      fileSource[*handlerFile]
+	site     site  // public/: pages, static files, templates, error pages (public.go)
+	tasks    tasks // the task engine (task.go)
+
+	echo *echo.Echo
+	root http.Handler // outermost layer, global middleware, then echo
+	hot  hotPath      // what the request path prepares once (state.go)
+}
+
+// start builds the components, in the order they depend on each other.
+// A failure closes NATS, which nothing else would close.
+func (a *core) start() (err error) {
+	app := a.app
+	a.cfg, a.dirs, a.global, a.hooks = app.cfg, app.dirs, app.global, app.hooks
+	log, err := a.ops.setup(&a.cfg, app.log, opsGauges{ // metrics and tracing (ops.go)
+		apiFiles:  func() int { return cacheLen(a.api) },
+		pageFiles: func() int { return cacheLen(a.site.pages) },
+		queued:    func() int { return a.tasks.engine.Queued() },
+	})
+	if err != nil {
+		return err
+	}
+	a.log, app.log = log, log
+	if a.nats, err = startNATS(&a.cfg, a.log); err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			a.nats.close()
+		}
+	}()
+	if a.db, err = openDB(&a.cfg, a.log, a.dirs.root, true); err != nil {
+		return err
+	}
+	if err := app.lifecycle.start(app); err != nil {
+		return err
+	}
+	if err := a.edge.setup(&a.cfg, func(w http.ResponseWriter, r *http.Request) http.ResponseWriter {
+		return a.site.newPublicWriter(w, r) // errorpage.go
+	}); err != nil {
+		return err
+	}
+	if err := a.mw.setup(app.scopes, app.useAliases, app.aliases); err != nil {
+		return err
+	}
+	if a.sessions, err = a.newSessionManager(); err != nil {
+		return err
+	}
+	a.load = newLoader(app, &a.ops, &a.db, http.HandlerFunc(a.invoke))
+	if a.api, err = a.load.handlerSource(a.dirs.api); err != nil {
+		return err
+	}
+	if err := a.site.setup(siteDeps{cfg: &a.cfg, log: a.log, dirs: &a.dirs, load: a.load, scopes: app.scopes,
+		scoped: a.mw.scopedHandler, errorPages: app.errorPages}); err != nil {
+		return err
+	}
+	a.echo = a.newEcho()
+	a.hot.response = *echo.NewResponse(nil, a.echo)
+	a.hot.staticFast = len(a.global) == 0
+	a.hot.coarse = coarseTimes(&a.cfg) && !a.ops.observing
+	a.root = a.newRoot()
+	if err := a.ops.listenMetrics(&a.cfg.Ops); err != nil {
+		return err
+	}
+	return a.tasks.start(taskDeps{cfg: &a.cfg, log: a.log, dirs: &a.dirs, nats: &a.nats, ops: &a.ops,
+		stat: a.load.statTask, onFinish: app.onTaskFinish})
+}
+
+// newRoot builds the application's handler: the health checks and the
+// request's span (opsState.root, ops.go), the outermost layer with the
+// request's state and execution limit (entry, dispatch.go), the
+// cross-origin protection (edge.go), then the global middleware, each
+// instantiated once here, then the router.
+func (a *core) newRoot() http.Handler {
+	probes := []readyProbe{{"database", a.db.ready}, {"nats", a.nats.ready}, {"tasks", a.tasks.ready}}
+	return a.ops.root(a.entry(a.edge.crossOrigin(chain((*router)(a), a.global))), &a.cfg.Ops, probes)
+}
+
+// router sends a request for /api or below it with one of the usual
+// methods straight to the API dispatcher (serveAPI, dispatch.go), which
+// resolves its files itself, as the Echo router would (newEcho); every
+// other request goes through the Echo router. It reads the path as Echo's
+// router does: escaped, when the request's URL has an escaped form.
+type router core
+
+func (h *router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	a := (*core)(h)
+	p := r.URL.RawPath
+	if p == "" {
+		p = r.URL.Path
+	}
+	if isAPIPath(p) {
+		switch r.Method {
+		case http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete, http.MethodOptions:
+			a.serveAPI(w, r)
+			return
+		}
+	}
+	a.echo.ServeHTTP(w, r)
+}
+
+// newEcho builds the Echo router: /api and everything below it go to the
+// API dispatcher (serveAPI, dispatch.go), every other path to the public
+// files (servePublic, public.go). A method Echo does not route is
+// answered 405 by echoError.
+func (a *core) newEcho() *echo.Echo {
+	e := echo.New()
+	e.HideBanner, e.HidePort = true, true
+	e.Logger.SetOutput(io.Discard)
+	e.HTTPErrorHandler = a.echoError
+	api := echo.WrapHandler(http.HandlerFunc(a.serveAPI))
+	e.Any("/api", api)
+	e.Any("/api/*", api)
+	e.Any("/*", echo.WrapHandler(http.HandlerFunc(a.site.servePublic)))
+	return e
+}
+
+// close stops what start started, in the reverse order: the task
+// workers, letting running tasks finish within Config.ShutdownTimeout,
+// the sessions, the file watchers, the OnStop hooks, the database, NATS,
+// and last ops, which flushes their last spans.
+func (a *core) close() error {
+	log := a.app.Logger()
+	defer a.ops.close(log) // after NATS and the tasks: flushes their last spans
+	defer a.nats.close()   // last: the task engine and the sessions use it
+	defer a.db.close()     // after the OnStop hooks, which may still use it
+	defer a.app.lifecycle.stop()
+	a.tasks.close(a.app.cfg.ShutdownTimeout)
+	_ = a.sessions.Close()
+	if err := a.site.close(); err != nil {
+		log.Warn("zealgo: closing public files", "err", err)
+	}
+	if a.api != nil {
+		return a.api.Close()
+	}
+	return nil
+}
