@@ -5,6 +5,7 @@ import (
 	"crypto/subtle"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"os"
 	"strconv"
@@ -17,17 +18,25 @@ import (
 	"golang.org/x/time/rate"
 )
 
-// registerReadyAliases registers the aliases every application has; see
-// MiddlewareAlias for the list.
-func (a *App) registerReadyAliases() {
-	a.aliases["request-id"] = aliasRequestID
-	a.aliases["cors"] = aliasCORS
-	a.aliases["body-limit"] = aliasBodyLimit
-	a.aliases["rate-limit"] = a.aliasRateLimit
-	a.aliases["basic-auth"] = a.aliasBasicAuth
-	a.aliases["gzip"] = aliasGzip
-	a.aliases["timeout"] = aliasTimeout
-	a.aliases["secure-headers"] = aliasSecureHeaders
+// readyAliases returns the aliases every application has; see
+// MiddlewareAlias for the list. The rate limit counts on the counter
+// shared over NATS when there is one; basic-auth reads the credentials
+// of a's configuration when it is instantiated.
+func readyAliases(a *App) aliasMap {
+	return aliasMap{
+		"request-id": aliasRequestID,
+		"cors":       aliasCORS,
+		"body-limit": aliasBodyLimit,
+		"rate-limit": func(args ...string) (func(http.Handler) http.Handler, error) {
+			return aliasRateLimit(a.rt.nats.sharedCounter(), a.Logger(), args...)
+		},
+		"basic-auth": func(args ...string) (func(http.Handler) http.Handler, error) {
+			return aliasBasicAuth(a.cfg.BasicAuth, args...)
+		},
+		"gzip":           aliasGzip,
+		"timeout":        aliasTimeout,
+		"secure-headers": aliasSecureHeaders,
+	}
 }
 
 // wantArgs refuses a number of arguments outside min to max.
@@ -123,7 +132,7 @@ func (b tooLargeBody) Close() error { return b.rc.Close() }
 // aliasRateLimit limits requests per client address: in this process
 // (Echo's token bucket), or, when several instances share NATS, across
 // all of them (sharedRateStore, counter.go).
-func (a *App) aliasRateLimit(args ...string) (func(http.Handler) http.Handler, error) {
+func aliasRateLimit(shared windowCounter, log *slog.Logger, args ...string) (func(http.Handler) http.Handler, error) {
 	if err := wantArgs("rate-limit", args, 1, 2); err != nil {
 		return nil, err
 	}
@@ -139,8 +148,8 @@ func (a *App) aliasRateLimit(args ...string) (func(http.Handler) http.Handler, e
 	}
 	var store middleware.RateLimiterStore = middleware.NewRateLimiterMemoryStoreWithConfig(
 		middleware.RateLimiterMemoryStoreConfig{Rate: rate.Limit(per), Burst: burst})
-	if c := a.sharedCounter(); c != nil {
-		store = newSharedRateStore(c, a.Logger(), args, per, burst)
+	if shared != nil {
+		store = newSharedRateStore(shared, log, args, per, burst)
 	}
 	return EchoMiddleware(middleware.RateLimiterWithConfig(middleware.RateLimiterConfig{
 		Store: store,
@@ -171,12 +180,12 @@ func WithBasicAuth(user, password string) Option {
 // aliasBasicAuth checks credentials against Config.BasicAuth and the
 // ZEALGO_BASIC_AUTH environment variable, read when the alias is
 // instantiated (at start-up for Use and When).
-func (a *App) aliasBasicAuth(args ...string) (func(http.Handler) http.Handler, error) {
+func aliasBasicAuth(creds map[string]string, args ...string) (func(http.Handler) http.Handler, error) {
 	if err := wantArgs("basic-auth", args, 0, 1); err != nil {
 		return nil, err
 	}
 	users := map[string][sha256.Size]byte{}
-	for u, p := range a.cfg.BasicAuth {
+	for u, p := range creds {
 		users[u] = sha256.Sum256([]byte(p))
 	}
 	for _, pair := range strings.Split(os.Getenv(BasicAuthEnv), ",") {

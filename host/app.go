@@ -58,8 +58,8 @@ type appDirs struct {
 
 // New returns an application with the given options.
 func New(opts ...Option) *App {
-	a := &App{cfg: defaultConfig(), aliases: aliasMap{}}
-	a.registerReadyAliases()
+	a := &App{cfg: defaultConfig()}
+	a.aliases = readyAliases(a) // aliases.go
 	for _, o := range opts {
 		o(&a.cfg)
 	}

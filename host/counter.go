@@ -20,11 +20,11 @@ type windowCounter interface {
 // server): limits are then kept in this process. The rate-limit alias
 // counts with it; so can any limit that must hold across instances, such
 // as a login throttle.
-func (a *App) sharedCounter() windowCounter {
-	if a.rt.nats.counter == nil {
+func (st *natsState) sharedCounter() windowCounter {
+	if st.counter == nil {
 		return nil
 	}
-	return a.rt.nats.counter
+	return st.counter
 }
 
 // sharedRateStore is the rate-limit alias's store on a shared counter: a

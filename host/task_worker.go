@@ -31,20 +31,20 @@ func (a *App) cmdWorker(ctx context.Context, args []string, stdout, stderr io.Wr
 		// Standard output carries the protocol: keep stray prints off it.
 		os.Stdout = os.Stderr
 	}
-	if err := a.serveWorker(ctx, os.Stdin, stdout, stderr); err != nil {
+	if err := serveWorker(ctx, a, os.Stdin, stdout, stderr); err != nil {
 		fmt.Fprintln(stderr, err)
 		return 1
 	}
 	return 0
 }
 
-// serveWorker is the worker role: taskpool.ServeWorker with this
-// application's side. Given the configuration the server sent, it runs
+// serveWorker is the worker role: taskpool.ServeWorker with the
+// application's side (workerSide). Given the configuration the server sent, it runs
 // the application's OnStart hooks (a value given to Provide that opens
 // there, such as a store, is then ready inside tasks) and runs each task
 // it is sent from its file under task/. The OnStop hooks run as it
 // returns.
-func (a *App) serveWorker(ctx context.Context, in io.Reader, out, stderr io.Writer) error {
+func serveWorker(ctx context.Context, a *App, in io.Reader, out, stderr io.Writer) error {
 	ws := &workerSide{a: a, stderr: stderr}
 	defer ws.close()
 	return taskpool.ServeWorker(ctx, in, out, ws.setup)
@@ -119,7 +119,7 @@ func (ws *workerSide) close() {
 // Run runs one task, in its span when it carries a trace.
 func (ws *workerSide) Run(ctx context.Context, c taskpool.Call) taskpool.Result {
 	ctx, end := ws.a.rt.ops.startTaskSpan(ctx, ws.a.log, c) // task_ops.go
-	res := ws.a.callTask(ctx, ws.cache, c)
+	res := ws.callTask(ctx, c)
 	end(res.Fail, res.Err)
 	return res
 }
@@ -128,7 +128,8 @@ func (ws *workerSide) Run(ctx context.Context, c taskpool.Call) taskpool.Result 
 // arguments. It returns the JSON-encoded result, or the failure class and
 // the error. Its log records carry the task's id and name, and the id of
 // the request that dispatched it.
-func (a *App) callTask(ctx context.Context, cache fileSource[*taskFunc], c taskpool.Call) (res taskpool.Result) {
+func (ws *workerSide) callTask(ctx context.Context, c taskpool.Call) (res taskpool.Result) {
+	a, cache := ws.a, ws.cache
 	fail := func(class string, err error) taskpool.Result { return taskpool.Result{Fail: class, Err: err} }
 	if !validName(c.Task) {
 		return fail(taskproto.FailLoad, fmt.Errorf("%q is no task name", c.Task))
