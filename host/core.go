@@ -1,11 +1,10 @@
 package host
 
 import (
-	"io"
 	"log/slog"
 	"net/http"
 
-	"github.com/labstack/echo/v4"
+	"github.com/labstack/echo/v5"
 	"github.com/zealgo/zealgo/internal/sessionstore"
 )
 
@@ -90,7 +89,7 @@ func (a *core) start() (err error) {
 		return err
 	}
 	a.echo = a.newEcho()
-	a.hot.response = *echo.NewResponse(nil, a.echo)
+	a.hot.response = *echo.NewResponse(nil, discardLog)
 	a.hot.staticFast = len(a.global) == 0
 	a.hot.coarse = coarseTimes(&a.cfg) && !a.ops.observing
 	a.root = a.newRoot()
@@ -140,15 +139,20 @@ func (h *router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // answered 405 by echoError.
 func (a *core) newEcho() *echo.Echo {
 	e := echo.New()
-	e.HideBanner, e.HidePort = true, true
-	e.Logger.SetOutput(io.Discard)
+	e.Logger = discardLog
 	e.HTTPErrorHandler = a.echoError
 	api := echo.WrapHandler(http.HandlerFunc(a.serveAPI))
-	e.Any("/api", api)
-	e.Any("/api/*", api)
-	e.Any("/*", echo.WrapHandler(http.HandlerFunc(a.site.servePublic)))
+	e.Match(routedMethods, "/api", api)
+	e.Match(routedMethods, "/api/*", api)
+	e.Match(routedMethods, "/*", echo.WrapHandler(http.HandlerFunc(a.site.servePublic)))
 	return e
 }
+
+// routedMethods are the methods the Echo router routes (Echo v4's Any):
+// a request with another method is answered 405 by echoError. Echo v5's
+// Any would route every method, known or not.
+var routedMethods = []string{http.MethodConnect, http.MethodDelete, http.MethodGet, http.MethodHead,
+	http.MethodOptions, http.MethodPatch, http.MethodPost, "PROPFIND", http.MethodPut, http.MethodTrace, "REPORT"}
 
 // close stops what start started, in the reverse order: the task
 // workers, letting running tasks finish within Config.ShutdownTimeout,
