@@ -77,7 +77,8 @@ func (a *core) start() (err error) {
 	if err := a.mw.setup(app.scopes, app.useAliases, app.aliases); err != nil {
 		return err
 	}
-	if a.sessions, err = a.newSessionManager(); err != nil {
+	se := &sessionEngine{cfg: &a.cfg, log: a.log, nats: &a.nats, ops: &a.ops, edge: &a.edge}
+	if a.sessions, err = se.newSessionManager(); err != nil { // session_config.go
 		return err
 	}
 	a.load = newLoader(app, &a.ops, &a.db, http.HandlerFunc(a.invoke))

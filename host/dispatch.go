@@ -125,7 +125,7 @@ func (a *core) serveAPI(w http.ResponseWriter, r *http.Request) {
 // inside the cors middleware of the When scopes that have one and outside
 // every other path-scoped middleware (servePreflight, middleware.go).
 func (a *core) serveAPIOptions(w http.ResponseWriter, r *http.Request, st *reqState) {
-	if a.servePreflight(w, r, st) {
+	if a.mw.servePreflight(w, r, st, (*apiHandler)(a)) {
 		return
 	}
 	f, e := a.loadAPI(r, st.route)
@@ -136,6 +136,12 @@ func (a *core) serveAPIOptions(w http.ResponseWriter, r *http.Request, st *reqSt
 	w.Header().Set("Allow", f.allow)
 	w.WriteHeader(http.StatusNoContent)
 }
+
+// apiHandler is core.serveAPI as an http.Handler that costs no
+// allocation, unlike the method value.
+type apiHandler core
+
+func (h *apiHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) { (*core)(h).serveAPI(w, r) }
 
 // apiInnerHandler is App.apiInner as an http.Handler that costs no
 // allocation per request, unlike the method value.

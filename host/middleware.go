@@ -167,20 +167,20 @@ const preflightAlias = "cors"
 
 // servePreflight answers an OPTIONS request through the cors middleware
 // of the When scopes that cover its path, around the dispatcher's own
-// OPTIONS answer, and reports whether it did. Other scoped middleware
+// OPTIONS answer (api: serveAPI), and reports whether it did. Other scoped middleware
 // (guards) never runs for OPTIONS.
-func (a *core) servePreflight(w http.ResponseWriter, r *http.Request, st *reqState) bool {
+func (m *middlewareSet) servePreflight(w http.ResponseWriter, r *http.Request, st *reqState, api http.Handler) bool {
 	if st.preflight {
 		return false
 	}
 	var mws []func(http.Handler) http.Handler
-	for i, s := range a.mw.scopes {
+	for i, s := range m.scopes {
 		if !covers(s.prefix, r.URL.Path) {
 			continue
 		}
 		for j, spec := range s.aliases {
 			if name, _, _ := strings.Cut(spec, ":"); name == preflightAlias {
-				mws = append(mws, a.mw.scopeMW[i][j])
+				mws = append(mws, m.scopeMW[i][j])
 			}
 		}
 	}
@@ -188,7 +188,7 @@ func (a *core) servePreflight(w http.ResponseWriter, r *http.Request, st *reqSta
 		return false
 	}
 	st.preflight = true
-	chain(http.HandlerFunc(a.serveAPI), mws).ServeHTTP(w, r)
+	chain(api, mws).ServeHTTP(w, r)
 	return true
 }
 

@@ -271,7 +271,7 @@ func (a *App) SessionStore() sessions.Store {
 // requestSession is the session engine's Config.Current: the session a
 // request of this application has already loaded, so that the store's Get
 // returns it rather than a second copy.
-func (a *core) requestSession(r *http.Request) *sessions.Session {
+func (a *sessionEngine) requestSession(r *http.Request) *sessions.Session {
 	if g := contextOf(r); g != nil && g.Session.m != nil && g.Session.m == a.sessions {
 		return g.Session.raw()
 	}

@@ -3,6 +3,7 @@ package host
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"time"
@@ -87,12 +88,23 @@ func WithSessionBackend(b SessionBackend) Option {
 	return func(c *Config) { c.Session.Backend = b }
 }
 
+// sessionEngine makes the session engine at start-up from what it is
+// given (newSessionManager) and answers its Current (requestSession).
+type sessionEngine struct {
+	cfg      *Config
+	log      *slog.Logger
+	nats     *natsState // the NATS key-value store, when the sessions are kept there
+	ops      *opsState  // counts the backend's errors
+	edge     *edgeState // whether a request came over HTTPS
+	sessions *sessionstore.Manager
+}
+
 // newSessionManager checks the session configuration at start-up and
 // makes the session engine on the store that SessionConfig picks: the
 // application's own backend, Redis, NATS key-value or files under
 // <DataDir>/sessions (sessionBackend). The secret and the session
 // directory are made on first use.
-func (a *core) newSessionManager() (*sessionstore.Manager, error) {
+func (a *sessionEngine) newSessionManager() (*sessionstore.Manager, error) {
 	cfg := a.cfg.Session
 	if cfg.Secret == "" {
 		cfg.Secret = os.Getenv(SessionSecretEnv)
@@ -116,12 +128,13 @@ func (a *core) newSessionManager() (*sessionstore.Manager, error) {
 	if err != nil && owned {
 		_ = sessionstore.CloseBackend(backend)
 	}
+	a.sessions = m
 	return m, err
 }
 
 // sessionBackend makes the session store that cfg picks (SessionConfig.Store);
 // owned is false for the application's own, which it closes itself.
-func (a *core) sessionBackend(cfg SessionConfig, redisFrom string) (b sessionstore.Backend, owned bool, err error) {
+func (a *sessionEngine) sessionBackend(cfg SessionConfig, redisFrom string) (b sessionstore.Backend, owned bool, err error) {
 	store := cfg.Store
 	switch {
 	case cfg.Backend != nil:
@@ -151,7 +164,7 @@ func (a *core) sessionBackend(cfg SessionConfig, redisFrom string) (b sessionsto
 }
 
 // natsSessions keeps sessions in the NATS key-value bucket zealgo_sessions.
-func (a *core) natsSessions(cfg SessionConfig) (sessionstore.Backend, bool, error) {
+func (a *sessionEngine) natsSessions(cfg SessionConfig) (sessionstore.Backend, bool, error) {
 	if a.nats.conn == nil {
 		return nil, false, fmt.Errorf("zealgo: session store nats: NATS is off; set --nats (or %s) to %s or a nats:// URL", NATSEnv, NATSEmbedded)
 	}
