@@ -161,21 +161,21 @@ func (a *API) Int(name string) (int, bool) {
 // IsAuthenticated reports what the application's auth checker says of this
 // request; false when none is registered.
 func (a *API) IsAuthenticated() bool {
-	f := a.app.hooks.auth
+	f := a.app.reg.hooks.auth
 	return f != nil && f(a.G())
 }
 
 // IsAdmin reports what the application's admin checker says of this
 // request; false when none is registered.
 func (a *API) IsAdmin() bool {
-	f := a.app.hooks.admin
+	f := a.app.reg.hooks.admin
 	return f != nil && f(a.G())
 }
 
 // Username returns what the application's username provider says of this
 // request; "", false when none is registered.
 func (a *API) Username() (string, bool) {
-	f := a.app.hooks.username
+	f := a.app.reg.hooks.username
 	if f == nil {
 		return "", false
 	}

@@ -21,30 +21,35 @@ type App struct {
 	cfg     Config
 	log     *slog.Logger
 	symbols []interp.Exports
+	reg     registration // what was registered before start
 
-	global  []func(http.Handler) http.Handler
-	aliases aliasMap
-	scopes  []scope
-	hooks   authHooks
-
-	useAliases []*aliasUse // UseAlias, resolved at start-up
-
-	onTaskFinish func(id int64, result any, err error)
-	lifecycle    lifecycle // OnStart and OnStop hooks
-	provided     map[reflect.Type]reflect.Value
 	throttleOnce sync.Once
 	throttleMem  *memoryThrottle // the default ThrottleStore (throttle.go)
 
 	sup superviseState // crash isolation (supervise.go)
 
-	initOnce   sync.Once
-	initErr    error
-	started    bool
-	worker     bool // this process is a task worker (serveWorker)
-	dirs       appDirs
-	errorPages map[int]http.Handler // ErrorPage's, by status; 0 for any
-	server     *Server
-	rt         *core // the running server, built by start-up (core.go)
+	initOnce sync.Once
+	initErr  error
+	started  bool
+	worker   bool // this process is a task worker (serveWorker)
+	dirs     appDirs
+	server   *Server
+	rt       *core // the running server, built by start-up (core.go)
+}
+
+// registration is what an application registers before it starts: its
+// middleware and aliases, its hooks and provided values, its error pages.
+// Start-up reads it; nothing changes it afterwards.
+type registration struct {
+	global       []func(http.Handler) http.Handler // Use
+	aliases      aliasMap                          // MiddlewareAlias and the ready-made ones
+	scopes       []scope                           // When
+	useAliases   []*aliasUse                       // UseAlias, resolved at start-up
+	hooks        authHooks                         // AuthChecker, AdminChecker, UsernameProvider
+	onTaskFinish func(id int64, result any, err error)
+	lifecycle    lifecycle                      // OnStart and OnStop hooks
+	provided     map[reflect.Type]reflect.Value // Provide
+	errorPages   map[int]http.Handler           // ErrorPage's, by status; 0 for any
 }
 
 // appDirs are the application's directories, absolute and with symlinks
@@ -59,7 +64,7 @@ type appDirs struct {
 // New returns an application with the given options.
 func New(opts ...Option) *App {
 	a := &App{cfg: defaultConfig()}
-	a.aliases = readyAliases(a) // aliases.go
+	a.reg.aliases = readyAliases(a) // aliases.go
 	for _, o := range opts {
 		o(&a.cfg)
 	}
@@ -112,7 +117,7 @@ func (a *App) Symbols(s interp.Exports) {
 // restart, so f should be idempotent (keyed by id), and quick.
 func (a *App) OnTaskFinish(f func(id int64, result any, err error)) {
 	a.mustConfigure()
-	a.onTaskFinish = f
+	a.reg.onTaskFinish = f
 }
 
 // Provide makes v injectable: a handler parameter of exactly v's type
@@ -122,16 +127,16 @@ func (a *App) OnTaskFinish(f func(id int64, result any, err error)) {
 // hook (the place for a value built on App.DB); later it panics.
 func (a *App) Provide(v any) {
 	a.checkProvide(v)
-	if a.provided == nil {
-		a.provided = map[reflect.Type]reflect.Value{}
+	if a.reg.provided == nil {
+		a.reg.provided = map[reflect.Type]reflect.Value{}
 	}
-	a.provided[reflect.TypeOf(v)] = reflect.ValueOf(v)
+	a.reg.provided[reflect.TypeOf(v)] = reflect.ValueOf(v)
 }
 
 // Provided returns the value given to Provide with the same type as
 // example (a nil pointer of the type will do), and whether there is one.
 func (a *App) Provided(example any) (any, bool) {
-	v, ok := a.provided[reflect.TypeOf(example)]
+	v, ok := a.reg.provided[reflect.TypeOf(example)]
 	if !ok {
 		return nil, false
 	}

@@ -45,7 +45,7 @@ type core struct {
 // A failure closes NATS, which nothing else would close.
 func (a *core) start() (err error) {
 	app := a.app
-	a.cfg, a.dirs, a.global, a.hooks = app.cfg, app.dirs, app.global, app.hooks
+	a.cfg, a.dirs, a.global, a.hooks = app.cfg, app.dirs, app.reg.global, app.reg.hooks
 	log, err := a.ops.setup(&a.cfg, app.log, opsGauges{ // metrics and tracing (ops.go)
 		apiFiles:  func() int { return cacheLen(a.api) },
 		pageFiles: func() int { return cacheLen(a.site.pages) },
@@ -66,7 +66,7 @@ func (a *core) start() (err error) {
 	if a.db, err = openDB(&a.cfg, a.log, a.dirs.root, true); err != nil {
 		return err
 	}
-	if err := app.lifecycle.start(app); err != nil {
+	if err := app.reg.lifecycle.start(app); err != nil {
 		return err
 	}
 	if err := a.edge.setup(&a.cfg, func(w http.ResponseWriter, r *http.Request) http.ResponseWriter {
@@ -74,7 +74,7 @@ func (a *core) start() (err error) {
 	}); err != nil {
 		return err
 	}
-	if err := a.mw.setup(app.scopes, app.useAliases, app.aliases); err != nil {
+	if err := a.mw.setup(app.reg.scopes, app.reg.useAliases, app.reg.aliases); err != nil {
 		return err
 	}
 	se := &sessionEngine{cfg: &a.cfg, log: a.log, nats: &a.nats, ops: &a.ops, edge: &a.edge}
@@ -85,8 +85,8 @@ func (a *core) start() (err error) {
 	if a.api, err = a.load.handlerSource(a.dirs.api); err != nil {
 		return err
 	}
-	if err := a.site.setup(siteDeps{cfg: &a.cfg, log: a.log, dirs: &a.dirs, load: a.load, scopes: app.scopes,
-		scoped: a.mw.scopedHandler, errorPages: app.errorPages}); err != nil {
+	if err := a.site.setup(siteDeps{cfg: &a.cfg, log: a.log, dirs: &a.dirs, load: a.load, scopes: app.reg.scopes,
+		scoped: a.mw.scopedHandler, errorPages: app.reg.errorPages}); err != nil {
 		return err
 	}
 	a.echo = a.newEcho()
@@ -98,7 +98,7 @@ func (a *core) start() (err error) {
 		return err
 	}
 	return a.tasks.start(taskDeps{cfg: &a.cfg, log: a.log, dirs: &a.dirs, nats: &a.nats, ops: &a.ops,
-		stat: a.load.statTask, onFinish: app.onTaskFinish})
+		stat: a.load.statTask, onFinish: app.reg.onTaskFinish})
 }
 
 // newRoot builds the application's handler: the health checks and the
@@ -164,7 +164,7 @@ func (a *core) close() error {
 	defer a.ops.close(log) // after NATS and the tasks: flushes their last spans
 	defer a.nats.close()   // last: the task engine and the sessions use it
 	defer a.db.close()     // after the OnStop hooks, which may still use it
-	defer a.app.lifecycle.stop()
+	defer a.app.reg.lifecycle.stop()
 	a.tasks.close(a.app.cfg.ShutdownTimeout)
 	_ = a.sessions.Close()
 	if err := a.site.close(); err != nil {

@@ -36,14 +36,14 @@ import (
 // JSON still get the JSON envelope. A nil h restores the built-in page.
 func (a *App) ErrorPage(status int, h http.Handler) {
 	a.mustConfigure()
-	if a.errorPages == nil {
-		a.errorPages = map[int]http.Handler{}
+	if a.reg.errorPages == nil {
+		a.reg.errorPages = map[int]http.Handler{}
 	}
 	if h == nil {
-		delete(a.errorPages, status)
+		delete(a.reg.errorPages, status)
 		return
 	}
-	a.errorPages[status] = h
+	a.reg.errorPages[status] = h
 }
 
 // ErrorTemplate renders template/<name>.html as the HTML error page for

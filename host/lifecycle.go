@@ -25,9 +25,9 @@ type lifecycle struct {
 // work meant to run once (a scheduler, a cleaner) checks IsTaskWorker.
 func (a *App) OnStart(f func(*App) error) {
 	a.mustConfigure()
-	a.lifecycle.mu.Lock()
-	defer a.lifecycle.mu.Unlock()
-	a.lifecycle.onStart = append(a.lifecycle.onStart, f)
+	a.reg.lifecycle.mu.Lock()
+	defer a.reg.lifecycle.mu.Unlock()
+	a.reg.lifecycle.onStart = append(a.reg.lifecycle.onStart, f)
 }
 
 // OnStop registers f to run once when the application closes (after a
@@ -36,9 +36,9 @@ func (a *App) OnStart(f func(*App) error) {
 // too, when it exits.
 func (a *App) OnStop(f func()) {
 	a.mustConfigure()
-	a.lifecycle.mu.Lock()
-	defer a.lifecycle.mu.Unlock()
-	a.lifecycle.onStop = append(a.lifecycle.onStop, f)
+	a.reg.lifecycle.mu.Lock()
+	defer a.reg.lifecycle.mu.Unlock()
+	a.reg.lifecycle.onStop = append(a.reg.lifecycle.onStop, f)
 }
 
 func (l *lifecycle) start(a *App) error {

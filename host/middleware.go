@@ -43,7 +43,7 @@ type middlewareSet struct {
 // Use adds global middleware, run on every request before any other.
 func (a *App) Use(mw ...func(http.Handler) http.Handler) {
 	a.mustConfigure()
-	a.global = append(a.global, mw...)
+	a.reg.global = append(a.reg.global, mw...)
 }
 
 // MiddlewareAlias registers a named middleware factory, for When, UseAlias
@@ -73,7 +73,7 @@ func (a *App) Use(mw ...func(http.Handler) http.Handler) {
 // everywhere; in a handler file's middleware list cors cannot see preflight.
 func (a *App) MiddlewareAlias(name string, factory MiddlewareFactory) {
 	a.mustConfigure()
-	a.aliases[name] = factory
+	a.reg.aliases[name] = factory
 }
 
 // When runs the aliased middleware on every request whose path is prefix
@@ -83,7 +83,7 @@ func (a *App) MiddlewareAlias(name string, factory MiddlewareFactory) {
 // before a handler file's own. An unknown alias is an error at start-up.
 func (a *App) When(prefix string, aliases ...string) {
 	a.mustConfigure()
-	a.scopes = append(a.scopes, scope{prefix: strings.TrimSuffix(prefix, "/"), aliases: aliases})
+	a.reg.scopes = append(a.reg.scopes, scope{prefix: strings.TrimSuffix(prefix, "/"), aliases: aliases})
 }
 
 // UseAlias adds global middleware by alias, as When does for a path:
@@ -95,8 +95,8 @@ func (a *App) UseAlias(specs ...string) {
 	a.mustConfigure()
 	for _, spec := range specs {
 		u := &aliasUse{spec: spec}
-		a.useAliases = append(a.useAliases, u)
-		a.global = append(a.global, u.wrap)
+		a.reg.useAliases = append(a.reg.useAliases, u)
+		a.reg.global = append(a.reg.global, u.wrap)
 	}
 }
 

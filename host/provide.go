@@ -16,7 +16,7 @@ func (a *App) checkProvide(v any) {
 	case t == typeSQLDB:
 		panic("zealgo: Provide(*sql.DB): handlers already receive the application's database as *sql.DB; " +
 			"name it with --db, Config.DB or $" + DBEnv + " (App.DB returns it)")
-	case a.started && !a.lifecycle.isRunning():
+	case a.started && !a.reg.lifecycle.isRunning():
 		panic(fmt.Sprintf("zealgo: Provide(%s) after the application started: call Provide before it starts "+
 			"(before host.Main, Serve or Handler) or inside an OnStart hook", t))
 	}

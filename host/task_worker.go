@@ -89,7 +89,7 @@ func (ws *workerSide) setup(cfg taskproto.WorkerConfig) (taskpool.Runner, *slog.
 	}
 	ws.db = true
 	ws.hooks = true // also after a failed OnStart, as App.Close does
-	if err := a.lifecycle.start(a); err != nil {
+	if err := a.reg.lifecycle.start(a); err != nil {
 		return nil, nil, fmt.Errorf("zealgo: worker: %w", err)
 	}
 	cache, err := newLoader(a, &a.rt.ops, &a.rt.db, nil).taskSource()
@@ -106,7 +106,7 @@ func (ws *workerSide) close() {
 		ws.cache.Close()
 	}
 	if ws.hooks {
-		ws.a.lifecycle.stop()
+		ws.a.reg.lifecycle.stop()
 	}
 	if ws.db {
 		ws.a.rt.db.close()
@@ -276,7 +276,7 @@ func (l *loader) analyzeTaskFile(prog fileVars, rel string) (*taskFunc, error) {
 	for i := 0; i < t.NumIn(); i++ {
 		pt := t.In(i)
 		var p taskParam
-		pv, provided := l.app.provided[pt]
+		pv, provided := l.app.reg.provided[pt]
 		switch kind := kindOf(pt); {
 		case kind == argGoContext:
 			p.kind = argGoContext
