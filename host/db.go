@@ -39,14 +39,6 @@ type dbState struct {
 
 var typeSQLDB = reflect.TypeOf((*sql.DB)(nil))
 
-// DB returns the application's database pool, open from start-up until
-// Close, nil before: SQLite in <data dir>/app.db (write-ahead log, a busy
-// timeout, foreign keys on, writes one at a time, reads in parallel)
-// unless --db, Config.DB or $ZEALGO_DB name another database, sqlite:PATH
-// or postgres://.... A handler or task parameter of type *sql.DB receives
-// the same pool. OnStart hooks see it open, with the migrations run.
-func (a *App) DB() *sql.DB { return a.rt.db.pool }
-
 // dbURL returns the database URL: Config.DB (which the serve flag --db
 // sets), else $ZEALGO_DB; empty for the default.
 func dbURL(cfg *Config) string {

@@ -29,40 +29,6 @@ import (
 // in the default mode the client sees a generic page with the request id,
 // and the details go to the log only.
 
-// ErrorPage sets h to render the HTML error page for status outside /api/;
-// status 0 sets the page for every status without a page of its own. The
-// response status is preset to the error's (h may change it by calling
-// WriteHeader first); PageError(r) returns the error. Clients that prefer
-// JSON still get the JSON envelope. A nil h restores the built-in page.
-func (a *App) ErrorPage(status int, h http.Handler) {
-	a.mustConfigure()
-	if a.reg.errorPages == nil {
-		a.reg.errorPages = map[int]http.Handler{}
-	}
-	if h == nil {
-		delete(a.reg.errorPages, status)
-		return
-	}
-	a.reg.errorPages[status] = h
-}
-
-// ErrorTemplate renders template/<name>.html as the HTML error page for
-// status (0: every status without a page of its own), with a map holding
-// Status (int), Title (the status text), Code, Hint, RequestID and Path.
-// If the template fails, the built-in page is sent and the failure logged.
-func (a *App) ErrorTemplate(status int, name string) {
-	a.ErrorPage(status, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		e := PageError(r)
-		html, err := a.RenderHTML(name, errorData(e, r))
-		if err != nil {
-			a.Logger().Error("error page template failed", "template", name, "err", err)
-			html = defaultErrorHTML(e, r, nil)
-		}
-		w.Header().Set("Content-Type", contentHTML)
-		_, _ = w.Write([]byte(html))
-	}))
-}
-
 type pageErrorKey struct{}
 
 // PageError returns the error that the error page handler serving r

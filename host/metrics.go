@@ -47,12 +47,6 @@ import (
 // Echo route, which is "/api/*" for every handler file, so the outermost
 // layer counts them itself.)
 
-// Metrics returns the application's Prometheus registry, which the
-// metrics listener serves: register the application's own collectors
-// with it. The framework's own collectors join it when the application
-// starts with a metrics address.
-func (a *App) Metrics() *prometheus.Registry { return a.rt.ops.registry.get() }
-
 // registryOnce makes the registry on first use.
 type registryOnce struct {
 	once sync.Once

@@ -40,66 +40,6 @@ type middlewareSet struct {
 	scoped  sync.Map                            // handler name and scope set -> http.Handler
 }
 
-// Use adds global middleware, run on every request before any other.
-func (a *App) Use(mw ...func(http.Handler) http.Handler) {
-	a.mustConfigure()
-	a.reg.global = append(a.reg.global, mw...)
-}
-
-// MiddlewareAlias registers a named middleware factory, for When, UseAlias
-// and handler files' middleware variable; "name:a,b" calls the factory
-// with "a", "b". Registering a name again replaces it, ready aliases
-// included. A factory refuses bad arguments by returning an error (see
-// MiddlewareFactory). An Echo middleware is adapted with EchoMiddleware.
-//
-// Every application has these ready aliases, built on Echo's middleware or
-// the standard library:
-//
-//	request-id[:header]              puts zealgo's request id (X-Request-Id) on the request header too
-//	cors[:origin,...]                CORS (Echo); any origin without arguments, credentials allowed with listed origins
-//	body-limit:<size>                413 request_too_large past size: 512, 10K, 2M (Echo)
-//	rate-limit:<per-second>[,burst]  429 too_many_requests, per client address (Echo; ClientIP: X-Forwarded-For only from trusted proxies)
-//	basic-auth[:realm]               401 unless the credentials match Config.BasicAuth (WithBasicAuth)
-//	                                 or ZEALGO_BASIC_AUTH="user:password,user2:password2" (Echo)
-//	gzip[:level]                     gzip responses for clients that accept it (Echo)
-//	timeout:<duration>               503 service_unavailable past the duration, and the request's
-//	                                 context is done (http.TimeoutHandler: the response is held, not streamed)
-//	secure-headers                   X-Content-Type-Options, X-Frame-Options, X-XSS-Protection,
-//	                                 Referrer-Policy, and HSTS over TLS (Echo)
-//
-// CORS preflight: path-scoped middleware never runs for OPTIONS, so that
-// guards cannot block it, with one exception: a cors alias in a When scope
-// answers the preflight requests of its paths. Global cors (UseAlias) works
-// everywhere; in a handler file's middleware list cors cannot see preflight.
-func (a *App) MiddlewareAlias(name string, factory MiddlewareFactory) {
-	a.mustConfigure()
-	a.reg.aliases[name] = factory
-}
-
-// When runs the aliased middleware on every request whose path is prefix
-// or lies below it on a segment boundary: "/api/admin" covers
-// "/api/admin/users" but not "/api/administrators". Scopes run in the order
-// they were registered, the first outermost, after global middleware and
-// before a handler file's own. An unknown alias is an error at start-up.
-func (a *App) When(prefix string, aliases ...string) {
-	a.mustConfigure()
-	a.reg.scopes = append(a.reg.scopes, scope{prefix: strings.TrimSuffix(prefix, "/"), aliases: aliases})
-}
-
-// UseAlias adds global middleware by alias, as When does for a path:
-// app.UseAlias("request-id", "cors:https://app.example", "secure-headers").
-// It runs with the middleware given to Use, in registration order. An
-// unknown alias or a bad argument is an error at start-up. A global cors
-// answers CORS preflight requests everywhere; this is where it belongs.
-func (a *App) UseAlias(specs ...string) {
-	a.mustConfigure()
-	for _, spec := range specs {
-		u := &aliasUse{spec: spec}
-		a.reg.useAliases = append(a.reg.useAliases, u)
-		a.reg.global = append(a.reg.global, u.wrap)
-	}
-}
-
 // aliasUse is global middleware given by alias; mw is resolved at start-up.
 type aliasUse struct {
 	spec string

@@ -256,18 +256,6 @@ func (s *Session) savedBy(sess *sessions.Session) {
 	}
 }
 
-// SessionStore returns the application's session store, a gorilla
-// sessions.Store, for code written against gorilla or echo-contrib's
-// session package: session.Get in middleware adapted with EchoMiddleware
-// returns the same session as api.G().Session. It is nil before the
-// application starts.
-func (a *App) SessionStore() sessions.Store {
-	if a.rt.sessions == nil {
-		return nil
-	}
-	return a.rt.sessions.Store()
-}
-
 // requestSession is the session engine's Config.Current: the session a
 // request of this application has already loaded, so that the store's Get
 // returns it rather than a second copy.

@@ -12,26 +12,3 @@ package host
 // other files. Templates are read on first use and read again after any
 // file under template/ changes (created, written, removed, renamed). The
 // engine is internal/tmplset.
-
-// Render executes template/<name>.html with data and returns the result as
-// a value for the return contract: the HTML as a string, or an error (a
-// missing template, a parse or execution failure), which is a 500 when a
-// page or handler returns it:
-//
-//	var index = func(app *host.App) any { return app.Render("home", map[string]any{"Title": "Hi"}) }
-func (a *App) Render(name string, data any) any {
-	html, err := a.RenderHTML(name, data)
-	if err != nil {
-		return err
-	}
-	return html
-}
-
-// RenderHTML executes template/<name>.html with data and returns the HTML.
-// Nothing is returned when execution fails part way.
-func (a *App) RenderHTML(name string, data any) (string, error) {
-	if err := a.init(); err != nil {
-		return "", err
-	}
-	return a.rt.site.templates.Render(name, data)
-}
