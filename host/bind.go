@@ -53,6 +53,8 @@ const (
 // with an UnmarshalText method, pointers to these, and slices of them (one
 // element a value, for a name given several times). An empty value leaves
 // a non-string field at its zero value, for `validate:"required"` to catch.
+// A field tagged query or param takes nothing from the body unless a tag
+// of the body's kind names it too (json; for a form, form or json).
 //
 // The body stays bounded as for every reader (Config.MaxBodyBytes,
 // MaxInputFields, MaxInputDepth, BodyTimeout). Bind does not end the

@@ -109,11 +109,11 @@ func (src *valueSource) name(sf reflect.StructField) (string, bool) {
 	if !src.all {
 		return "", false
 	}
-	if tagged(sf, "query") || tagged(sf, "param") {
-		return "-", false // its value comes from the URL, not the body
-	}
 	if n, ok := tagName(sf, "json"); ok {
 		return n, false
+	}
+	if tagged(sf, "query") || tagged(sf, "param") {
+		return "-", false // its value comes from the URL, not the body
 	}
 	return sf.Name, false
 }
