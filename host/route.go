@@ -14,6 +14,9 @@ type apiRoute struct {
 	module string // "device", "admin/users", or "" for /api/<name>
 	action string
 	file   string // absolute path under the api directory
+	// params are the values of the parameters in the file's path
+	// ([name] directories and files), in path order; nil for none.
+	params []routeParam
 }
 
 // validName reports whether s is non-empty and made of [a-zA-Z0-9_-].

@@ -54,6 +54,7 @@ type reqState struct {
 	ids         string     // a batch of ids (idBatch), used from the front
 	route       *apiRoute  // &rt once resolved
 	rt          apiRoute
+	params      []routeParam // the route's parameters (param.go)
 	file        *handlerFile
 	fn          *handlerFunc
 
@@ -142,7 +143,7 @@ func (a *App) putState(st *reqState) {
 	}
 	// What a request sets before use (inv by invoke, resv by outer, pw by
 	// serveStaticFast) is left as it is: zeroing it would cost more.
-	st.parent, st.id, st.route, st.rt, st.file, st.fn = nil, "", nil, apiRoute{}, nil, nil
+	st.parent, st.id, st.route, st.rt, st.file, st.fn, st.params = nil, "", nil, apiRoute{}, nil, nil, nil
 	st.g, st.preflight, st.pages, st.invoking = nil, false, nil, false
 	st.static, st.staticInfo, st.done, st.canceled = nil, nil, nil, false
 	statePool.Put(st)
