@@ -94,7 +94,7 @@ func (a *App) echoError(err error, c echo.Context) {
 // serveAPI answers /api/...: resolves the file, answers OPTIONS, then runs
 // the path-scoped middleware around apiInner.
 func (a *App) serveAPI(w http.ResponseWriter, r *http.Request) {
-	rt, e := a.hot.routes.resolve(a.dirs.api, r)
+	rt, e := a.hot.routes.resolve(a.dirs.api, a.hot.apiTree, r)
 	if e != nil {
 		writeError(w, r, e)
 		return

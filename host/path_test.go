@@ -143,7 +143,7 @@ func TestRouteCache(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "api")
 	var c routeCache
 	get := func(target string) (apiRoute, *Error) {
-		return c.resolve(dir, httptest.NewRequest(http.MethodGet, target, nil))
+		return c.resolve(dir, nil, httptest.NewRequest(http.MethodGet, target, nil))
 	}
 	size := func() int {
 		n := 0
