@@ -35,12 +35,12 @@ import (
 type hotPath struct {
 	response   echo.Response // a fresh outermost response, copied into each state
 	routes     routeCache    // resolved /api/ paths (route.go)
-	// apiTree and pubTree list api/ and public/ for route parameters
-	// (routetree.go).
-	apiTree, pubTree *routeTree
 	staticFast bool          // static files may skip the router (serveStaticFast)
 	// coarse: a request's times may come from the shared clock (clockNow).
 	coarse bool
+	// apiTree and pubTree list api/ and public/ for route parameters
+	// (routetree.go).
+	apiTree, pubTree *routeTree
 }
 
 // reqState travels in the request context from the outermost layer to the
