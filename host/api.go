@@ -34,6 +34,8 @@ type API struct {
 	inputSet bool  // Input holds the parsed input
 	done     bool  // a whole response was written through Response, Die or a guard
 	err      error // an encoding failure inside Response
+
+	params []routeParam // the route's parameters (Param)
 }
 
 // input returns Input, parsing the input on first use: a body that cannot

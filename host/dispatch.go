@@ -94,7 +94,7 @@ func (a *App) echoError(err error, c echo.Context) {
 // serveAPI answers /api/...: resolves the file, answers OPTIONS, then runs
 // the path-scoped middleware around apiInner.
 func (a *App) serveAPI(w http.ResponseWriter, r *http.Request) {
-	rt, e := a.hot.routes.resolve(a.dirs.api, r)
+	rt, e := a.hot.routes.resolve(a.dirs.api, a.hot.apiTree, r)
 	if e != nil {
 		writeError(w, r, e)
 		return
@@ -102,6 +102,7 @@ func (a *App) serveAPI(w http.ResponseWriter, r *http.Request) {
 	st := stateOf(r)
 	st.rt = rt
 	st.route = &st.rt
+	st.params = rt.params
 	if r.Method == http.MethodOptions {
 		a.serveAPIOptions(w, r, st)
 		return
@@ -178,7 +179,7 @@ func (a *App) invoke(w http.ResponseWriter, r *http.Request) {
 	in.init(r, q, &a.cfg)
 	defer in.close()
 	defer res.endWrite()
-	*api = API{app: a, r: r, Res: res, in: in}
+	*api = API{app: a, r: r, Res: res, in: in, params: st.params}
 	inv.req = Request{Get: q, Header: r.Header, Parent: r, in: in}
 	api.Req = &inv.req
 	defer a.recoverHandler(api, st)
