@@ -335,5 +335,14 @@ func clearURLFields(v reflect.Value) {
 	}
 }
 
-// paramSource is the path parameters, once routes have them.
-func (a *API) paramSource() *valueSource { return nil }
+// paramSource is the route parameters of the request (API.Param), or
+// nil when its route has none.
+func (a *API) paramSource() *valueSource {
+	if len(a.params) == 0 {
+		return nil
+	}
+	return &valueSource{tag: "param", values: func(name string) ([]string, bool) {
+		v := a.Param(name)
+		return []string{v}, v != ""
+	}}
+}
