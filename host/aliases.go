@@ -35,6 +35,7 @@ func readyAliases(a *App) aliasMap {
 		"gzip":           aliasGzip,
 		"timeout":        aliasTimeout,
 		"secure-headers": aliasSecureHeaders,
+		"jwt":            aliasJWT,
 	}
 }
 

@@ -85,10 +85,11 @@ func (a *core) start() (err error) {
 	if a.api, err = a.load.handlerSource(a.dirs.api); err != nil {
 		return err
 	}
-	if err := a.site.setup(siteDeps{cfg: &a.cfg, log: a.log, dirs: &a.dirs, load: a.load, scopes: app.reg.scopes,
+	if err := a.site.setup(siteDeps{cfg: &a.cfg, log: a.log, dirs: &a.dirs, load: a.load, scopes: app.reg.scopes, hot: &a.hot,
 		scoped: a.mw.scopedHandler, errorPages: app.reg.errorPages}); err != nil {
 		return err
 	}
+	a.hot.setupRoutes(&a.dirs, a.log) // route parameters (routematch.go)
 	a.echo = a.newEcho()
 	a.hot.response = *echo.NewResponse(nil, discardLog)
 	a.hot.staticFast = len(a.global) == 0
@@ -167,6 +168,7 @@ func (a *core) close() error {
 	defer a.app.reg.lifecycle.stop()
 	a.tasks.close(a.app.cfg.ShutdownTimeout)
 	_ = a.sessions.Close()
+	a.hot.closeRoutes()
 	if err := a.site.close(); err != nil {
 		log.Warn("zealgo: closing public files", "err", err)
 	}

@@ -62,7 +62,8 @@ type site struct {
 	pages     fileSource[*handlerFile] // the page files (the loader's)
 	pub       publicState
 	templates *tmplset.Set
-	scopes    []scope // When's (middleware.go)
+	scopes    []scope  // When's (middleware.go)
+	hot       *hotPath // the page tree of route parameters (routematch.go)
 	// scopedHandler runs the path-scoped middleware around a page
 	// (the middleware set's, middleware.go).
 	scopedHandler func(name, path string, inner http.Handler) http.Handler
@@ -75,13 +76,14 @@ type siteDeps struct {
 	dirs       *appDirs
 	load       *loader
 	scopes     []scope
+	hot        *hotPath
 	scoped     func(name, path string, inner http.Handler) http.Handler
 	errorPages map[int]http.Handler // App.ErrorPage's
 }
 
 // setup makes the page cache and the templates; called from App.setup.
 func (a *site) setup(d siteDeps) error {
-	a.cfg, a.log, a.dirs, a.scopes, a.scopedHandler = d.cfg, d.log, d.dirs, d.scopes, d.scoped
+	a.cfg, a.log, a.dirs, a.scopes, a.hot, a.scopedHandler = d.cfg, d.log, d.dirs, d.scopes, d.hot, d.scoped
 	a.pub.errorPages = d.errorPages
 	var err error
 	a.pages, err = d.load.handlerSource(a.dirs.public)
@@ -247,7 +249,9 @@ func (a *site) publicInner(w http.ResponseWriter, r *http.Request, p publicPath)
 			redirect(w, r, urlOf(p.segs, true))
 			return
 		}
-		a.notFound(w, r)
+		if !a.tryParamPage(w, r, p) { // routematch.go
+			a.notFound(w, r)
+		}
 		return
 	}
 	index := "index"
@@ -268,7 +272,9 @@ func (a *site) publicInner(w http.ResponseWriter, r *http.Request, p publicPath)
 		redirect(w, r, urlOf(p.segs, false))
 		return
 	}
-	a.notFound(w, r)
+	if !a.tryParamPage(w, r, p) { // routematch.go
+		a.notFound(w, r)
+	}
 }
 
 // pageFile returns the absolute path of the page file rel (slash-separated,
@@ -277,15 +283,29 @@ func (a *site) pageFile(rel string) string {
 	return filepath.Join(a.dirs.public, filepath.FromSlash(rel))
 }
 
-// pageExists reports whether the page file rel exists (it may not compile).
+// pageExists reports whether the page file rel exists (it may not
+// compile). A page spelled as a route parameter ([name].go) exists only
+// for its parameter route.
 func (a *site) pageExists(rel string) bool {
+	if hasPattern(rel) {
+		return false
+	}
 	_, err := a.pages.Get(a.pageFile(rel))
 	return !errors.Is(err, fs.ErrNotExist)
 }
 
 // tryPage serves the page file rel if it exists, and reports whether it
-// did (an error response counts).
+// did (an error response counts). A page spelled as a route parameter
+// serves only by its parameter route (tryParamPage).
 func (a *site) tryPage(w http.ResponseWriter, r *http.Request, rel string) bool {
+	if hasPattern(rel) {
+		return false
+	}
+	return a.servePage(w, r, rel, nil)
+}
+
+// servePage is tryPage for a page whose route has the given parameters.
+func (a *site) servePage(w http.ResponseWriter, r *http.Request, rel string, params []routeParam) bool {
 	f, err := a.pages.Get(a.pageFile(rel))
 	if errors.Is(err, fs.ErrNotExist) {
 		return false
@@ -305,7 +325,7 @@ func (a *site) tryPage(w http.ResponseWriter, r *http.Request, rel string) bool 
 		return true
 	}
 	st := stateOf(r)
-	st.file, st.fn = f, fn
+	st.file, st.fn, st.params = f, fn, params
 	f.serve.ServeHTTP(w, r)
 	return true
 }
