@@ -183,7 +183,7 @@ func (a *App) OnTaskFinish(f func(id int64, result any, err error)) {
 // Symbols. Call it before the application starts or inside an OnStart
 // hook (the place for a value built on App.DB); later it panics.
 func (a *App) Provide(v any) {
-	a.checkProvide(v)
+	checkProvide(v, a.started, a.reg.lifecycle.isRunning())
 	if a.reg.provided == nil {
 		a.reg.provided = map[reflect.Type]reflect.Value{}
 	}

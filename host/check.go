@@ -32,7 +32,7 @@ func (a *App) cmdCheck(ctx context.Context, args []string, stdout, stderr io.Wri
 	if a.cfg.Logger == nil {
 		a.cfg.Logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	}
-	problems, n, err := a.checkAll()
+	problems, n, err := checkAll(a)
 	if err != nil {
 		fmt.Fprintln(stderr, err)
 		return 2
@@ -105,18 +105,19 @@ func writeCheckJSON(w io.Writer, problems []check.Diagnostic, files int) {
 // template, and returns each problem as "file:line:col: message" with the
 // number of files it read. It needs no run-time secrets.
 func (a *App) Check() (problems []string, files int, err error) {
-	diags, files, err := a.checkAll()
+	diags, files, err := checkAll(a)
 	for _, d := range diags {
 		problems = append(problems, d.String())
 	}
 	return problems, files, err
 }
 
-func (a *App) checkAll() (problems []check.Diagnostic, files int, err error) {
+// checkAll checks a's files and templates with a loader of its own.
+func checkAll(a *App) (problems []check.Diagnostic, files int, err error) {
 	if err := a.prepare(); err != nil {
 		return nil, 0, err
 	}
-	defer a.checkCredentials()()
+	defer checkCredentials(&a.cfg)()
 	l := newLoader(a, &a.rt.ops, &a.rt.db, nil)
 	l.checking = true
 	for _, dir := range []string{a.dirs.api, a.dirs.public, a.dirs.task} {
@@ -154,13 +155,13 @@ func (a *App) routeConflicts() []check.Diagnostic {
 // length of a check when none is configured, so that a file using it
 // checks without the secrets (the middleware check builds never serves).
 // It returns the func that takes the credential back.
-func (a *App) checkCredentials() func() {
-	if len(a.cfg.BasicAuth) > 0 || os.Getenv(BasicAuthEnv) != "" {
+func checkCredentials(cfg *Config) func() {
+	if len(cfg.BasicAuth) > 0 || os.Getenv(BasicAuthEnv) != "" {
 		return func() {}
 	}
-	saved := a.cfg.BasicAuth
-	a.cfg.BasicAuth = map[string]string{"zealgo-check": rand.Text()}
-	return func() { a.cfg.BasicAuth = saved }
+	saved := cfg.BasicAuth
+	cfg.BasicAuth = map[string]string{"zealgo-check": rand.Text()}
+	return func() { cfg.BasicAuth = saved }
 }
 
 // checkFile returns the problems of one file: those of package check, then

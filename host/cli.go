@@ -259,7 +259,7 @@ func (a *App) prepare() error {
 	if a.dirs.module, err = interp.FindModule(real); err != nil {
 		return fmt.Errorf("zealgo: root %s: %w", a.cfg.Root, err)
 	}
-	return a.useEmbedded() // zealgo build --embed (embed.go)
+	return a.dirs.useEmbedded(a.cfg.DataDir, a.log) // zealgo build --embed (embed.go)
 }
 
 // Route is one endpoint or page, as Routes lists it.

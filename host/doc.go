@@ -34,8 +34,11 @@
 //
 // # How a request flows
 //
-// Start-up (App.setup, app.go) builds the chain once; a request then
-// passes through these steps, outermost first:
+// Start-up (App.setup, app.go) builds, once, the running server (core,
+// core.go): its components (ops, NATS, database, edge, middleware set,
+// sessions, loader, site, tasks), each made from what it depends on, and
+// the handler chain; a request then passes through these steps,
+// outermost first:
 //
 //  0. Operations (opsState.root, ops.go): the health checks are answered here
 //     (health.go) and go no further; with tracing on, the request gets its
@@ -50,8 +53,8 @@
 //     execution limit, so that the framework allocates next to nothing
 //     per request; the state goes back to the pool when the request ends.
 //     A GET or HEAD of a static file, when no global or path-scoped
-//     middleware could answer it, is served here (serveStaticFast,
-//     static.go) and goes no further: no router, no limit, no
+//     middleware could answer it, is served here (site.staticFile,
+//     static.go, opens it; serveStaticFast, dispatch.go) and goes no further: no router, no limit, no
 //     interpreter, and its bytes reach the connection's ReadFrom
 //     (sendfile). Every other request runs under the execution limit
 //     (serveLimited, exectime.go: its handler on the request's own
@@ -62,14 +65,14 @@
 //     protection (edgeState.crossOrigin, edge.go) refuses unsafe requests that
 //     browsers send from other origins.
 //  2. The global middleware (App.Use, App.UseAlias; middleware.go), each
-//     instantiated once at start-up (newRoot, app.go).
-//  3. The Echo router (newEcho, app.go) sends /api and /api/... to serveAPI
+//     instantiated once at start-up (newRoot, core.go).
+//  3. The Echo router (newEcho, core.go) sends /api and /api/... to serveAPI
 //     and every other path to servePublic; a method it does not route is
 //     answered by echoError (dispatch.go).
 //  4. serveAPI (dispatch.go) resolves the URL to a file under api/
 //     (resolveAPI, route.go, remembered per path) and answers OPTIONS itself;
 //     servePublic (public.go) checks the path, serves static files
-//     (static.go) and wraps the response in a publicWriter, the request's
+//     (static.go), pages (site, public.go) and wraps the response in a publicWriter, the request's
 //     error writer outside /api/ (errorpage.go).
 //  5. The path-scoped middleware of the When scopes that cover the path
 //     (middlewareSet.scopedHandler, middleware.go).
@@ -80,8 +83,8 @@
 //     with its error. pick
 //     (handler.go) chooses the func for the method.
 //  7. The file's own middleware (var middleware), resolved when the file
-//     loads (analyze, handler.go) and chained around invoke (buildHandlers,
-//     load.go).
+//     loads (loader.analyze, handler.go) and chained around invoke
+//     (buildHandlers, load.go).
 //  8. invoke (dispatch.go) prepares the API, Request and Response of the
 //     request's state and the request's input (input.go: parsed before
 //     the call for a file that names a field holding it, else read on

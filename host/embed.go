@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"sync"
@@ -34,14 +35,14 @@ func EmbedAssets(fsys fs.FS, hash string) {
 // useEmbedded writes the embedded assets under the data directory, if
 // the binary has any, and makes that directory the root of templates,
 // static files and migrations.
-func (a *App) useEmbedded() error {
+func (d *appDirs) useEmbedded(dataDir string, log *slog.Logger) error {
 	embedded.Lock()
 	fsys, hash := embedded.fsys, embedded.hash
 	embedded.Unlock()
 	if fsys == nil {
 		return nil
 	}
-	dir := filepath.Join(a.cfg.DataDir, "assets", hash)
+	dir := filepath.Join(dataDir, "assets", hash)
 	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
 		if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
 			return fmt.Errorf("zealgo: embedded assets: %w", err)
@@ -66,8 +67,8 @@ func (a *App) useEmbedded() error {
 	}
 	// The handler, page and task files are compiled in: api/ and task/
 	// are never read, and public/ holds only the static files.
-	a.dirs.root, a.dirs.api, a.dirs.public = real, filepath.Join(real, "api"), filepath.Join(real, "public")
-	a.dirs.task, a.dirs.template = filepath.Join(real, "task"), filepath.Join(real, "template")
-	a.log.Info("zealgo: templates, static files and migrations embedded in the binary", "dir", real)
+	d.root, d.api, d.public = real, filepath.Join(real, "api"), filepath.Join(real, "public")
+	d.task, d.template = filepath.Join(real, "task"), filepath.Join(real, "template")
+	log.Info("zealgo: templates, static files and migrations embedded in the binary", "dir", real)
 	return nil
 }

@@ -8,7 +8,7 @@ import (
 // checkProvide panics, saying what to do instead, unless v may be given to
 // Provide now: before the application starts, or while its OnStart hooks
 // run (the caches that look provided values up are built after them).
-func (a *App) checkProvide(v any) {
+func checkProvide(v any, started, inHook bool) {
 	t := reflect.TypeOf(v)
 	switch {
 	case t == nil:
@@ -16,7 +16,7 @@ func (a *App) checkProvide(v any) {
 	case t == typeSQLDB:
 		panic("zealgo: Provide(*sql.DB): handlers already receive the application's database as *sql.DB; " +
 			"name it with --db, Config.DB or $" + DBEnv + " (App.DB returns it)")
-	case a.started && !a.reg.lifecycle.isRunning():
+	case started && !inHook:
 		panic(fmt.Sprintf("zealgo: Provide(%s) after the application started: call Provide before it starts "+
 			"(before host.Main, Serve or Handler) or inside an OnStart hook", t))
 	}
