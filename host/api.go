@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"reflect"
 	"strconv"
 	"strings"
 )
@@ -204,4 +205,29 @@ func (a *API) RequirePostAuth() bool {
 	writeError(a.Res, a.r, &Error{Status: http.StatusForbidden, Code: CodeUnauthorized, Hint: hint})
 	a.done = true
 	return false
+}
+
+// ClientIP returns the address of the client (host.ClientIP).
+func (a *API) ClientIP() string { return ClientIP(a.r) }
+
+func (a *API) inject(k argKind, zero reflect.Value) reflect.Value {
+	switch k {
+	case argAPI:
+		return reflect.ValueOf(a)
+	case argRequest:
+		return reflect.ValueOf(a.Req)
+	case argResponse:
+		return reflect.ValueOf(a.Res)
+	case argApp:
+		return reflect.ValueOf(a.app)
+	case argServer:
+		return reflect.ValueOf(a.app.server)
+	case argContext:
+		return reflect.ValueOf(a.G())
+	case argGoContext:
+		return reflect.ValueOf(a.r.Context())
+	case argDB:
+		return reflect.ValueOf(a.app.rt.db.pool)
+	}
+	return zero // argZero, or argProvided with the provided value
 }

@@ -145,9 +145,6 @@ func ClientIP(r *http.Request) string {
 	return echo.ExtractIPDirect()(r)
 }
 
-// ClientIP returns the address of the client (host.ClientIP).
-func (a *API) ClientIP() string { return ClientIP(a.r) }
-
 // fromTrustedProxy reports whether the peer of r is a trusted proxy.
 func (e *edgeState) fromTrustedProxy(r *http.Request) bool {
 	if len(e.proxies) == 0 {

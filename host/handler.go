@@ -205,28 +205,6 @@ func (l *loader) newHandlerFunc(prog fileVars, name string, v reflect.Value) (*h
 	return h, nil
 }
 
-func (a *API) inject(k argKind, zero reflect.Value) reflect.Value {
-	switch k {
-	case argAPI:
-		return reflect.ValueOf(a)
-	case argRequest:
-		return reflect.ValueOf(a.Req)
-	case argResponse:
-		return reflect.ValueOf(a.Res)
-	case argApp:
-		return reflect.ValueOf(a.app)
-	case argServer:
-		return reflect.ValueOf(a.app.server)
-	case argContext:
-		return reflect.ValueOf(a.G())
-	case argGoContext:
-		return reflect.ValueOf(a.r.Context())
-	case argDB:
-		return reflect.ValueOf(a.app.rt.db.pool)
-	}
-	return zero // argZero, or argProvided with the provided value
-}
-
 // analyze sorts the funcs of a compiled handler file: mode 1 when it holds a
 // func named after the file (always for a file named after a verb), else
 // mode 2 with a func per method.
