@@ -20,6 +20,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode"
 
 	"github.com/zealgo/zealgo/host"
 	"github.com/zealgo/zealgo/symbols"
@@ -267,4 +268,83 @@ func load(t *testing.T, fset *token.FileSet, need map[string]bool) types.Importe
 		}
 		return os.Open(file)
 	})
+}
+
+// pending are pages that other branches write; the index links them already.
+var pending = map[string]bool{"routing.md": true, "input.md": true, "cli.md": true}
+
+var (
+	mdLink  = regexp.MustCompile(`\]\(([^)\s]+)\)`)
+	heading = regexp.MustCompile("(?m)^#+ (.+)$")
+)
+
+// anchor is the id GitHub gives a heading.
+func anchor(h string) string {
+	var b strings.Builder
+	for _, r := range strings.ToLower(h) {
+		switch {
+		case r == ' ':
+			b.WriteRune('-')
+		case r == '-' || r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r):
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+// TestLinks: every relative link of docs/*.md and README.md leads to a file
+// that exists and, with a #fragment, to a heading of that page; every page
+// of docs/ is linked from the index.
+func TestLinks(t *testing.T) {
+	files, _ := filepath.Glob("*.md")
+	files = append(files, "../README.md")
+	anchors := map[string]map[string]bool{}
+	ids := func(file string) map[string]bool {
+		if m, ok := anchors[file]; ok {
+			return m
+		}
+		m := map[string]bool{}
+		if b, err := os.ReadFile(file); err == nil {
+			for _, h := range heading.FindAllStringSubmatch(string(b), -1) {
+				m[anchor(h[1])] = true
+			}
+		}
+		anchors[file] = m
+		return m
+	}
+	for _, file := range files {
+		b, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range mdLink.FindAllStringSubmatch(string(b), -1) {
+			target := m[1]
+			if strings.Contains(target, "://") || strings.HasPrefix(target, "mailto:") {
+				continue
+			}
+			page, frag, _ := strings.Cut(target, "#")
+			dest := file
+			if page != "" {
+				dest = filepath.Join(filepath.Dir(file), page)
+			}
+			if _, err := os.Stat(dest); err != nil {
+				if !pending[filepath.Base(dest)] {
+					t.Errorf("%s: link %s: %v", file, target, err)
+				}
+				continue
+			}
+			if frag != "" && !ids(dest)[frag] {
+				t.Errorf("%s: link %s: no heading #%s in %s", file, target, frag, dest)
+			}
+		}
+	}
+	index, err := os.ReadFile("index.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range files {
+		if f != "index.md" && !strings.HasPrefix(f, "../") && !strings.Contains(string(index), "]("+f+")") {
+			t.Errorf("index.md does not link %s", f)
+		}
+	}
 }
