@@ -1,5 +1,3 @@
-// Package docs holds the guide's pages (index.md and the pages it links)
-// and the test that keeps their Go snippets compiling.
 package docs
 
 import (
