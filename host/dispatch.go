@@ -1,10 +1,9 @@
 package host
 
 import (
-	"errors"
 	"net/http"
 
-	"github.com/labstack/echo/v4"
+	"github.com/labstack/echo/v5"
 )
 
 // The request path, top-down (doc.go, "How a request flows", maps every
@@ -45,7 +44,7 @@ func (a *App) entry(next http.Handler) http.Handler {
 func (a *App) outer(st *reqState, w http.ResponseWriter, r *http.Request, next http.Handler) {
 	res := st.res
 	*res = st.resInit
-	res.Writer = w
+	res.ResponseWriter = w
 	res.Header()["X-Request-Id"] = st.vals.one(st.id) // canonical key
 	// Metrics, access log, span name (ops.go); runs after the recover below.
 	if a.ops.observe {
@@ -70,22 +69,22 @@ func (a *App) recoverOuter(st *reqState, r *http.Request) {
 
 // echoError answers the errors Echo's router raises itself (a method it
 // does not route): the JSON envelope under /api/, an error page elsewhere.
-func (a *App) echoError(err error, c echo.Context) {
+func (a *App) echoError(c *echo.Context, err error) {
 	res, r := c.Response(), c.Request()
-	if res.Committed {
+	if er, uerr := echo.UnwrapResponse(res); uerr == nil && er.Committed {
 		return
 	}
 	var w http.ResponseWriter = res
 	if !isAPIPath(r.URL.Path) {
 		w = a.newPublicWriter(res, r)
 	}
-	var he *echo.HTTPError
-	if !errors.As(err, &he) {
+	code, msg := echoStatus(err)
+	if code == 0 {
 		a.fail(w, r, err)
 		return
 	}
-	e := errorf(he.Code, statusCode(he.Code), "%v", he.Message)
-	if he.Code == http.StatusNotFound {
+	e := errorf(code, statusCode(code), "%s", msg)
+	if code == http.StatusNotFound {
 		e.Hint = "nothing is served at " + r.URL.Path
 	}
 	writeError(w, r, e)
@@ -94,7 +93,7 @@ func (a *App) echoError(err error, c echo.Context) {
 // serveAPI answers /api/...: resolves the file, answers OPTIONS, then runs
 // the path-scoped middleware around apiInner.
 func (a *App) serveAPI(w http.ResponseWriter, r *http.Request) {
-	rt, e := a.hot.routes.resolve(a.dirs.api, r)
+	rt, e := a.hot.routes.resolve(a.dirs.api, a.hot.apiTree, r)
 	if e != nil {
 		writeError(w, r, e)
 		return
@@ -102,6 +101,7 @@ func (a *App) serveAPI(w http.ResponseWriter, r *http.Request) {
 	st := stateOf(r)
 	st.rt = rt
 	st.route = &st.rt
+	st.params = rt.params
 	if r.Method == http.MethodOptions {
 		a.serveAPIOptions(w, r, st)
 		return
@@ -178,7 +178,7 @@ func (a *App) invoke(w http.ResponseWriter, r *http.Request) {
 	in.init(r, q, &a.cfg)
 	defer in.close()
 	defer res.endWrite()
-	*api = API{app: a, r: r, Res: res, in: in}
+	*api = API{app: a, r: r, Res: res, in: in, params: st.params}
 	inv.req = Request{Get: q, Header: r.Header, Parent: r, in: in}
 	api.Req = &inv.req
 	defer a.recoverHandler(api, st)
@@ -190,7 +190,7 @@ func (a *App) invoke(w http.ResponseWriter, r *http.Request) {
 		api.input()
 	}
 	v, err := st.fn.call(api)
-	if in.err != nil && !res.Committed() { // the handler recovered from inputAbort
+	if in.err != nil && !in.handed && !res.Committed() { // the handler recovered from inputAbort
 		writeError(res, r, in.err)
 		_ = res.commit()
 		return
