@@ -30,6 +30,9 @@ func (c *cli) checkCmd() *cobra.Command {
 	var asJSON, strict bool
 	cmd := c.command("check", "check every handler, page and task file and every template; exit 1 on problems",
 		func(*cobra.Command, []string) int { return c.check(asJSON, strict) })
+	cmd.Long = "Check every handler, page and task file under api/, public/ and task/ against the symbols this program\n" +
+		"links, with the interpreter's trap rules, and parse every template. Exit 1 on errors, 0 on warnings\n" +
+		"alone (--strict: 1 on warnings too), 2 when the files cannot be read."
 	c.rootFlag(cmd)
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the problems as one JSON object, for editors and CI")
 	cmd.Flags().BoolVar(&strict, "strict", false, "exit 1 on warnings too (constructs that run differently interpreted and built)")
@@ -132,6 +135,8 @@ func (c *cli) buildCmd() *cobra.Command {
 		fmt.Fprintf(c.stdout, "zealgo build: wrote %s\n", out)
 		return 0
 	})
+	cmd.Long = "Compile every handler, page and task file with the Go compiler into one binary, whose main is this\n" +
+		"program's (--main), and which serves the compiled files. The first build takes minutes on a cold cache."
 	c.rootFlag(cmd)
 	fs := cmd.Flags()
 	fs.StringVarP(&o.Out, "o", "o", "", "the binary to write (default <root>/<name of root>)")
@@ -183,6 +188,8 @@ func (c *cli) natsCmd() *cobra.Command {
 		log.Info("zealgo nats stopped")
 		return 0
 	})
+	cmd.Long = "Run the NATS server that serve embeds, alone, until stopped: several instances on this machine share it\n" +
+		"with --nats nats://127.0.0.1:4222 (nats://TOKEN@127.0.0.1:4222 with $" + NATSTokenEnv + " set here)."
 	cmd.Annotations = map[string]string{annotationNoEnv: "true"}
 	cmd.Flags().StringVar(&addr, "addr", "127.0.0.1:4222", "loopback address to listen on")
 	cmd.Flags().StringVar(&data, "data", "data", "data directory; the JetStream store goes under `DIR`/nats")

@@ -18,6 +18,9 @@ func (c *cli) newCmd() *cobra.Command {
 	cmd := c.command("new DIR [--module PATH]", "write a new application into DIR", func(_ *cobra.Command, args []string) int {
 		return c.writeNew(args[0], modPath)
 	})
+	cmd.Long = "Write a new application into DIR, which must be missing or empty, with a go.mod requiring this zealgo\n" +
+		"(replaced by the source checkout it was built from, or $ZEALGO_SOURCE), then run go mod tidy there\n" +
+		"when go is on the PATH."
 	cmd.Args = newArgs
 	cmd.DisableFlagsInUseLine = true // its Use names them
 	cmd.ValidArgsFunction = func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
