@@ -3,9 +3,6 @@ package host
 import (
 	"context"
 	"database/sql"
-	"flag"
-	"fmt"
-	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -106,62 +103,4 @@ func (d *dbState) close() {
 	if err := d.pool.Close(); err != nil {
 		d.log.Warn("zealgo: closing the database", "err", err)
 	}
-}
-
-// dbFlag adds --db to a command's flags; the returned func applies it
-// after parsing, when it was given (its default would show a URL set in
-// code, and its password, in the help text).
-func (a *App) dbFlag(fs *flag.FlagSet) func() {
-	var url string
-	help := "the database at `URL`: sqlite:PATH or postgres://user:password@host/dbname"
-	if a.cfg.DB == "" {
-		help += " (default $" + DBEnv + ", else SQLite <data>/" + DBFile + ")"
-	}
-	fs.StringVar(&url, "db", "", help)
-	return func() {
-		fs.Visit(func(f *flag.Flag) {
-			if f.Name == "db" {
-				a.cfg.DB = url
-			}
-		})
-	}
-}
-
-func init() {
-	commands["migrate"] = command{"run the database migrations under migrations/ that have not run", (*App).cmdMigrate}
-}
-
-// cmdMigrate runs the migrations under migrations/ and exits, starting
-// nothing else.
-func (a *App) cmdMigrate(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := a.flags("migrate", stderr)
-	fs.StringVar(&a.cfg.DataDir, "data", a.cfg.DataDir, "data directory, which holds the default SQLite database (default <root>/data)")
-	applyDB := a.dbFlag(fs)
-	if err := a.parseFlags(fs, args); err != nil {
-		return 2
-	}
-	applyDB()
-	if a.cfg.Logger == nil {
-		a.cfg.Logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	}
-	if err := a.prepare(); err != nil {
-		fmt.Fprintln(stderr, err)
-		return 1
-	}
-	var err error
-	if a.rt.db, err = openDB(&a.cfg, a.Logger(), a.dirs.root, false); err != nil {
-		fmt.Fprintln(stderr, err)
-		return 1
-	}
-	defer a.rt.db.close()
-	res, err := a.rt.db.migrate(ctx)
-	for _, f := range res.Applied {
-		fmt.Fprintln(stdout, "applied", f)
-	}
-	if err != nil {
-		fmt.Fprintln(stderr, err)
-		return 1
-	}
-	fmt.Fprintf(stderr, "zealgo migrate: %d applied, %d already run, on %s\n", len(res.Applied), res.Files-len(res.Applied), a.rt.db.src)
-	return 0
 }
