@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"path/filepath"
 	"reflect"
 	"sync"
 
@@ -178,4 +179,29 @@ func (a *App) ListenAndServe(ctx context.Context) error {
 // server started by Serve; cancel its context instead.
 func (a *App) Close() error {
 	return a.rt.close() // core.go
+}
+
+// prepare resolves the application's directories; it does not start anything.
+func (a *App) prepare() error {
+	if a.dirs.root != "" {
+		return nil
+	}
+	a.log = a.Logger()
+	root, err := filepath.Abs(a.cfg.Root)
+	if err != nil {
+		return fmt.Errorf("zealgo: root: %w", err)
+	}
+	real, err := filepath.EvalSymlinks(root)
+	if err != nil {
+		return fmt.Errorf("zealgo: root %s: %w", a.cfg.Root, err)
+	}
+	a.dirs = appDirs{root: real, api: filepath.Join(real, "api"), public: filepath.Join(real, "public"),
+		task: filepath.Join(real, "task"), template: filepath.Join(real, "template")}
+	if a.cfg.DataDir == "" {
+		a.cfg.DataDir = filepath.Join(real, "data")
+	}
+	if a.dirs.module, err = interp.FindModule(real); err != nil {
+		return fmt.Errorf("zealgo: root %s: %w", a.cfg.Root, err)
+	}
+	return a.dirs.useEmbedded(a.cfg.DataDir, a.log) // zealgo build --embed (embed.go)
 }

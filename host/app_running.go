@@ -1,7 +1,11 @@
 package host
 
 import (
+	"context"
 	"database/sql"
+	"io"
+	"os"
+	"path/filepath"
 
 	"github.com/gorilla/sessions"
 	"github.com/prometheus/client_golang/prometheus"
@@ -63,3 +67,32 @@ func (a *App) RenderHTML(name string, data any) (string, error) {
 // IsTaskWorker reports whether this process is a task worker, started by
 // the server to run tasks, rather than the server itself.
 func (a *App) IsTaskWorker() bool { return a.worker }
+
+// Throttle returns the throttle called name, whose keys are apart from
+// those of other names, with the limit of Config.ThrottleLimit and
+// Config.ThrottleWindow.
+func (a *App) Throttle(name string) *Throttle { return newThrottle(a, name) }
+
+// Routes compiles every handler and page file and lists what it serves.
+func (a *App) Routes() ([]Route, error) { return listRoutes(a) }
+
+// Check checks every file under api/, public/ and task/ and every
+// template, and returns each problem as "file:line:col: message" with the
+// number of files it read. It needs no run-time secrets.
+func (a *App) Check() (problems []string, files int, err error) {
+	diags, files, err := checkAll(a)
+	for _, d := range diags {
+		problems = append(problems, d.String())
+	}
+	return problems, files, err
+}
+
+// Run runs the command line args (without the program name) and returns
+// the exit status. Serving stops when ctx is done.
+func (a *App) Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	c := &cli{a: a, name: "zealgo", stdout: stdout, stderr: stderr}
+	if a.sup.fromMain && len(os.Args) > 0 { // help and completion name the program
+		c.name = filepath.Base(os.Args[0])
+	}
+	return c.run(ctx, args)
+}

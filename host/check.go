@@ -74,17 +74,6 @@ func writeCheckJSON(w io.Writer, problems []check.Diagnostic, files int) {
 	enc.Encode(out)
 }
 
-// Check checks every file under api/, public/ and task/ and every
-// template, and returns each problem as "file:line:col: message" with the
-// number of files it read. It needs no run-time secrets.
-func (a *App) Check() (problems []string, files int, err error) {
-	diags, files, err := checkAll(a)
-	for _, d := range diags {
-		problems = append(problems, d.String())
-	}
-	return problems, files, err
-}
-
 // checkAll checks a's files and templates with a loader of its own.
 func checkAll(a *App) (problems []check.Diagnostic, files int, err error) {
 	if err := a.prepare(); err != nil {
@@ -103,7 +92,7 @@ func checkAll(a *App) (problems []check.Diagnostic, files int, err error) {
 			problems = append(problems, l.checkFile(dir, path)...)
 		}
 	}
-	problems = append(problems, a.routeConflicts()...)
+	problems = append(problems, routeConflicts(a)...)
 	tpl, n, err := check.Templates(a.dirs.root)
 	if err != nil {
 		return nil, files, fmt.Errorf("zealgo: templates: %w", err)
@@ -113,7 +102,7 @@ func checkAll(a *App) (problems []check.Diagnostic, files int, err error) {
 
 // routeConflicts returns the levels of api/ and public/ that hold two
 // route parameter names (routetree.go).
-func (a *App) routeConflicts() []check.Diagnostic {
+func routeConflicts(a *App) []check.Diagnostic {
 	var out []check.Diagnostic
 	for _, d := range []struct{ root, prefix string }{{a.dirs.api, "api"}, {a.dirs.public, "public"}} {
 		t := &routeTree{root: d.root, prefix: d.prefix, log: a.log, dirs: map[string]*routeDir{}, watched: map[string]bool{}}

@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"strings"
 	"syscall"
 
@@ -105,16 +104,6 @@ func Main(app *App) {
 	code := app.Run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)
-}
-
-// Run runs the command line args (without the program name) and returns
-// the exit status. Serving stops when ctx is done.
-func (a *App) Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	c := &cli{a: a, name: "zealgo", stdout: stdout, stderr: stderr}
-	if a.sup.fromMain && len(os.Args) > 0 { // help and completion name the program
-		c.name = filepath.Base(os.Args[0])
-	}
-	return c.run(ctx, args)
 }
 
 // cli is the command line of one App, for one run.

@@ -67,7 +67,7 @@ func (c *cli) serve(ctx context.Context) int {
 	defer a.rt.ops.logAsDefault()() // slog in handler files writes through the same log
 	// In-process, or as the supervisor of a child that is this program
 	// with the same arguments and environment (supervise.go).
-	return a.serveCommand(ctx, c.args, c.stdout, c.stderr)
+	return serveCommand(ctx, a, c.args, c.stdout, c.stderr)
 }
 
 // rootFlag adds --root, which every command but new and nats takes.

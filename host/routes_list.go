@@ -15,8 +15,8 @@ type Route struct {
 	Note    string // mode, or the problem that keeps the file from loading
 }
 
-// Routes compiles every handler and page file and lists what it serves.
-func (a *App) Routes() ([]Route, error) {
+// listRoutes is App.Routes.
+func listRoutes(a *App) ([]Route, error) {
 	if err := a.prepare(); err != nil {
 		return nil, err
 	}

@@ -39,7 +39,7 @@ type superviseState struct {
 
 // serveCommand is the last step of serve: as a supervised child, as the
 // supervisor of one, or in-process.
-func (a *App) serveCommand(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+func serveCommand(ctx context.Context, a *App, args []string, stdout, stderr io.Writer) int {
 	child, err := supervisor.Current()
 	if err != nil {
 		fmt.Fprintln(stderr, err)
@@ -47,9 +47,9 @@ func (a *App) serveCommand(ctx context.Context, args []string, stdout, stderr io
 	}
 	switch {
 	case child != nil:
-		return a.serveChild(ctx, child, stderr)
+		return serveChild(ctx, a, child, stderr)
 	case a.sup.fromMain && a.sup.enabled && supervisor.Supported:
-		return a.supervise(ctx, args, stdout, stderr)
+		return supervise(ctx, a, args, stdout, stderr)
 	}
 	a.Logger().Info("zealgo serving", "addr", a.cfg.Addr, "root", a.cfg.Root)
 	if err := a.ListenAndServe(ctx); err != nil {
@@ -63,7 +63,7 @@ func (a *App) serveCommand(ctx context.Context, args []string, stdout, stderr io
 // supervise listens and runs this program's serve with the same
 // arguments in a child process until ctx is done (SIGINT or SIGTERM,
 // which the child receives too: it drains and exits).
-func (a *App) supervise(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+func supervise(ctx context.Context, a *App, args []string, stdout, stderr io.Writer) int {
 	exe, err := os.Executable()
 	if err != nil {
 		fmt.Fprintf(stderr, "zealgo: supervisor: %v\n", err)
@@ -110,7 +110,7 @@ func (a *App) supervise(ctx context.Context, args []string, stdout, stderr io.Wr
 
 // serveChild serves the supervisor's socket until ctx is done (SIGTERM
 // from the supervisor) or the supervisor is gone.
-func (a *App) serveChild(ctx context.Context, c *supervisor.Child, stderr io.Writer) int {
+func serveChild(ctx context.Context, a *App, c *supervisor.Child, stderr io.Writer) int {
 	if err := supervisor.LimitResources(childMaxStack, a.cfg.MemoryLimit); err != nil {
 		a.Logger().Warn("zealgo: resource limits", "err", err)
 	}

@@ -53,10 +53,8 @@ type Throttle struct {
 	app    *App
 }
 
-// Throttle returns the throttle called name, whose keys are apart from
-// those of other names, with the limit of Config.ThrottleLimit and
-// Config.ThrottleWindow.
-func (a *App) Throttle(name string) *Throttle {
+// newThrottle is App.Throttle.
+func newThrottle(a *App, name string) *Throttle {
 	limit, window := a.cfg.ThrottleLimit, a.cfg.ThrottleWindow
 	if limit <= 0 {
 		limit = 5
@@ -64,13 +62,13 @@ func (a *App) Throttle(name string) *Throttle {
 	if window <= 0 {
 		window = time.Minute
 	}
-	return &Throttle{name: name, limit: limit, window: window, store: a.throttleStore(), app: a}
+	return &Throttle{name: name, limit: limit, window: window, store: throttleStore(a), app: a}
 }
 
 // throttleStore returns Config.ThrottleStore, else the counter that
 // instances on one shared NATS share, else the memory store of the
 // application, made on first use.
-func (a *App) throttleStore() ThrottleStore {
+func throttleStore(a *App) ThrottleStore {
 	if a.cfg.ThrottleStore != nil {
 		return a.cfg.ThrottleStore
 	}
