@@ -94,6 +94,33 @@ func (f *natsFixture) startJS(t *testing.T, instance string, workers int) *jsEng
 	return je
 }
 
+// unacked returns how many tasks the workers have pulled and not yet
+// acknowledged.
+func (f *natsFixture) unacked(t *testing.T) int {
+	c, err := f.conn.JS.Consumer(context.Background(), "ZEALGO_TASKS", "workers")
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := c.Info(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return info.NumAckPending
+}
+
+// results returns how many task ends the results stream holds.
+func (f *natsFixture) results(t *testing.T) uint64 {
+	st, err := f.conn.JS.Stream(context.Background(), "ZEALGO_RESULTS")
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := st.Info(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return info.State.Msgs
+}
+
 func (je *jsEngine) stop() {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
@@ -198,7 +225,7 @@ func TestJetStreamRedelivery(t *testing.T) {
 	e := f.startJS(t, "solo", 1)
 	pid := e.PIDs()[0]
 	id := e.dispatch(t, "delivery", nil, 60000)
-	time.Sleep(500 * time.Millisecond) // the worker has pulled it and sleeps
+	testutil.WaitFor(t, 15*time.Second, "the worker to pull the task", func() bool { return f.unacked(t) == 1 })
 	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
@@ -237,10 +264,8 @@ func TestJetStreamWaits(t *testing.T) {
 		t.Errorf("dispatch after Stop: %v", err)
 	}
 	workers := f.startJS(t, "workers", 1)
-	web2 := func() *jsEngine {
-		time.Sleep(time.Second) // the task runs meanwhile; its end waits
-		return f.startJS(t, "web", 0)
-	}()
+	testutil.WaitFor(t, 15*time.Second, "the task's end stored for web", func() bool { return f.results(t) == 1 })
+	web2 := f.startJS(t, "web", 0)
 	if got := result(t, web2.ends.wait(t, id, 15*time.Second)); fmt.Sprint(got) != "[queued]" {
 		t.Errorf("result %v", got)
 	}
