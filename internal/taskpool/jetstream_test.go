@@ -224,7 +224,7 @@ func TestJetStreamRedelivery(t *testing.T) {
 	f := startNATS(t)
 	e := f.startJS(t, "solo", 1)
 	pid := e.PIDs()[0]
-	id := e.dispatch(t, "delivery", nil, 60000)
+	id := e.dispatch(t, "delivery", nil, 1)
 	testutil.WaitFor(t, 15*time.Second, "the worker to pull the task", func() bool { return f.unacked(t) == 1 })
 	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
