@@ -7,6 +7,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -24,6 +25,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zealgo/zealgo/internal/natsrv"
 	"github.com/zealgo/zealgo/internal/testutil"
 )
 
@@ -401,7 +403,14 @@ func TestClusterBehindNginx(t *testing.T) {
 		}
 		return true
 	})
-	time.Sleep(500 * time.Millisecond) // a second end would come now
+	js, err := natsrv.Connect(context.Background(), natsURL, natsrv.ConnectOptions{Name: t.Name()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer js.Close()
+	testutil.WaitFor(t, 30*time.Second, "JetStream to have nothing left to deliver (a second end would come before)", func() bool {
+		return testutil.JetStreamSettled(js.JS, "ZEALGO_TASKS", "ZEALGO_RESULTS")
+	})
 	ok, failed = finishes(a.logs.String(), b1.logs.String(), b2.logs.String())
 	twice := 0
 	for _, d := range cc.got {
