@@ -129,11 +129,25 @@ func (a *App) checkAll() (problems []check.Diagnostic, files int, err error) {
 			problems = append(problems, a.checkFile(dir, path)...)
 		}
 	}
+	problems = append(problems, a.routeConflicts()...)
 	tpl, n, err := check.Templates(a.dirs.root)
 	if err != nil {
 		return nil, files, fmt.Errorf("zealgo: templates: %w", err)
 	}
 	return append(problems, tpl...), files + n, nil
+}
+
+// routeConflicts returns the levels of api/ and public/ that hold two
+// route parameter names (routetree.go).
+func (a *App) routeConflicts() []check.Diagnostic {
+	var out []check.Diagnostic
+	for _, d := range []struct{ root, prefix string }{{a.dirs.api, "api"}, {a.dirs.public, "public"}} {
+		t := &routeTree{root: d.root, prefix: d.prefix, log: a.log, dirs: map[string]*routeDir{}, watched: map[string]bool{}}
+		for _, c := range t.conflicts() {
+			out = append(out, check.Diagnostic{File: c.file, Rule: "host", Msg: c.msg})
+		}
+	}
+	return out
 }
 
 // checkCredentials gives the basic-auth alias a random credential for the

@@ -283,7 +283,7 @@ func (a *App) Routes() ([]Route, error) {
 		}
 		for _, path := range files {
 			rel, _ := filepath.Rel(d.dir, path)
-			url := d.prefix + strings.TrimSuffix(filepath.ToSlash(rel), ".go")
+			url := d.prefix + routeURL(strings.TrimSuffix(filepath.ToSlash(rel), ".go")) // {slug}, {path...}
 			if d.prefix == "/" {
 				url = pageURL(url)
 			}
