@@ -329,7 +329,6 @@ func (cc *clusterClient) run(t *testing.T, from, to, conc, ms int) {
 			defer wg.Done()
 			for n := int(next.Add(1) - 1); n < to; n = int(next.Add(1) - 1) {
 				cc.dispatch(t, n, ms)
-				time.Sleep(5 * time.Millisecond)
 			}
 		}()
 	}

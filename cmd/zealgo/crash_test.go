@@ -186,7 +186,6 @@ func startClientLoop(base string) *clientLoop {
 				resp.Body.Close()
 				l.ok++
 			}
-			time.Sleep(2 * time.Millisecond)
 		}
 	}()
 	return l
