@@ -20,8 +20,8 @@ type windowCounter interface {
 // sharedCounter returns the counter that every instance on the same NATS
 // shares, or nil when this instance shares none (no NATS, or the embedded
 // server): limits are then kept in this process. The rate-limit alias
-// counts with it; so can any limit that must hold across instances, such
-// as a login throttle.
+// counts with it. (App.Throttle uses the counter's key-value store
+// whenever NATS is on, embedded too: natsThrottle.)
 func (a *App) sharedCounter() windowCounter {
 	if a.nats.counter == nil || !a.nats.shared {
 		return nil
