@@ -206,6 +206,7 @@ func (a *App) setup() (err error) {
 	if err := a.setupPublic(); err != nil {
 		return err
 	}
+	a.setupRoutes() // route parameters (routematch.go)
 	a.echo = a.newEcho()
 	a.hot.response = *echo.NewResponse(nil, discardLog)
 	a.hot.staticFast = len(a.global) == 0
@@ -344,6 +345,7 @@ func (a *App) Close() error {
 	defer a.lifecycle.stop()
 	a.closeTasks()
 	_ = a.sessions.Close()
+	a.closeRoutes()
 	if err := a.closePublic(); err != nil {
 		a.Logger().Warn("zealgo: closing public files", "err", err)
 	}

@@ -93,7 +93,7 @@ func (a *App) echoError(c *echo.Context, err error) {
 // serveAPI answers /api/...: resolves the file, answers OPTIONS, then runs
 // the path-scoped middleware around apiInner.
 func (a *App) serveAPI(w http.ResponseWriter, r *http.Request) {
-	rt, e := a.hot.routes.resolve(a.dirs.api, r)
+	rt, e := a.hot.routes.resolve(a.dirs.api, a.hot.apiTree, r)
 	if e != nil {
 		writeError(w, r, e)
 		return
@@ -101,6 +101,7 @@ func (a *App) serveAPI(w http.ResponseWriter, r *http.Request) {
 	st := stateOf(r)
 	st.rt = rt
 	st.route = &st.rt
+	st.params = rt.params
 	if r.Method == http.MethodOptions {
 		a.serveAPIOptions(w, r, st)
 		return
@@ -177,7 +178,7 @@ func (a *App) invoke(w http.ResponseWriter, r *http.Request) {
 	in.init(r, q, &a.cfg)
 	defer in.close()
 	defer res.endWrite()
-	*api = API{app: a, r: r, Res: res, in: in}
+	*api = API{app: a, r: r, Res: res, in: in, params: st.params}
 	inv.req = Request{Get: q, Header: r.Header, Parent: r, in: in}
 	api.Req = &inv.req
 	defer a.recoverHandler(api, st)
@@ -189,7 +190,7 @@ func (a *App) invoke(w http.ResponseWriter, r *http.Request) {
 		api.input()
 	}
 	v, err := st.fn.call(api)
-	if in.err != nil && !res.Committed() { // the handler recovered from inputAbort
+	if in.err != nil && !in.handed && !res.Committed() { // the handler recovered from inputAbort
 		writeError(res, r, in.err)
 		_ = res.commit()
 		return

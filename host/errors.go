@@ -30,6 +30,9 @@ const (
 	CodeRequestTimeout     = "request_timeout"
 	CodeTooManyRequests    = "too_many_requests"
 	CodeCrossOrigin        = "cross_origin_request"
+	// CodeRouteConflict: a level of the path holds two route parameter
+	// names ([slug].go beside [id].go), so no file serves it.
+	CodeRouteConflict = "route_conflict"
 )
 
 // Error is an HTTP error with a machine-readable code and a hint for people.

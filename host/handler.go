@@ -11,6 +11,7 @@ import (
 	"strings"
 	"unicode"
 
+	"github.com/zealgo/zealgo/internal/routepat"
 	"github.com/zealgo/zealgo/interp"
 )
 
@@ -235,7 +236,8 @@ func (a *App) analyze(prog *interp.Program, rel string) (*handlerFile, error) {
 
 // analyzeFile is analyze for a file from either source (source.go).
 func (a *App) analyzeFile(prog fileVars, rel string) (*handlerFile, error) {
-	base := strings.TrimSuffix(rel[strings.LastIndexByte(rel, '/')+1:], ".go")
+	// [slug].go and [...path].go: var slug, var path (routepat.VarName).
+	base := routepat.VarName(strings.TrimSuffix(rel[strings.LastIndexByte(rel, '/')+1:], ".go"))
 	f := &handlerFile{rel: rel, prog: prog, input: prog.needsInput(a), detach: prog.mayDetach(a)}
 	var methods []string
 	if v, ok := prog.Var(base); ok {

@@ -65,7 +65,7 @@ func (a *API) include(page string) (any, error) {
 		a.input() // the page names a field that holds the input
 	}
 	sub := &API{Input: a.Input, Req: a.Req, Res: a.Res, app: a.app, r: a.r.WithContext(ctx), g: a.G(),
-		in: a.in, inputSet: a.inputSet}
+		in: a.in, params: a.params, inputSet: a.inputSet}
 	v, err := fn.call(sub)
 	if sub.done {
 		a.done = true

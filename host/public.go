@@ -217,7 +217,9 @@ func (a *App) publicInner(w http.ResponseWriter, r *http.Request, p publicPath) 
 			redirect(w, r, urlOf(p.segs, true))
 			return
 		}
-		a.notFound(w, r)
+		if !a.tryParamPage(w, r, p) { // routematch.go
+			a.notFound(w, r)
+		}
 		return
 	}
 	index := "index"
@@ -238,7 +240,9 @@ func (a *App) publicInner(w http.ResponseWriter, r *http.Request, p publicPath) 
 		redirect(w, r, urlOf(p.segs, false))
 		return
 	}
-	a.notFound(w, r)
+	if !a.tryParamPage(w, r, p) { // routematch.go
+		a.notFound(w, r)
+	}
 }
 
 // pageFile returns the absolute path of the page file rel (slash-separated,
@@ -247,15 +251,29 @@ func (a *App) pageFile(rel string) string {
 	return filepath.Join(a.dirs.public, filepath.FromSlash(rel))
 }
 
-// pageExists reports whether the page file rel exists (it may not compile).
+// pageExists reports whether the page file rel exists (it may not
+// compile). A page spelled as a route parameter ([name].go) exists only
+// for its parameter route.
 func (a *App) pageExists(rel string) bool {
+	if hasPattern(rel) {
+		return false
+	}
 	_, err := a.pages.Get(a.pageFile(rel))
 	return !errors.Is(err, fs.ErrNotExist)
 }
 
 // tryPage serves the page file rel if it exists, and reports whether it
-// did (an error response counts).
+// did (an error response counts). A page spelled as a route parameter
+// serves only by its parameter route (tryParamPage).
 func (a *App) tryPage(w http.ResponseWriter, r *http.Request, rel string) bool {
+	if hasPattern(rel) {
+		return false
+	}
+	return a.servePage(w, r, rel, nil)
+}
+
+// servePage is tryPage for a page whose route has the given parameters.
+func (a *App) servePage(w http.ResponseWriter, r *http.Request, rel string, params []routeParam) bool {
 	f, err := a.pages.Get(a.pageFile(rel))
 	if errors.Is(err, fs.ErrNotExist) {
 		return false
@@ -275,7 +293,7 @@ func (a *App) tryPage(w http.ResponseWriter, r *http.Request, rel string) bool {
 		return true
 	}
 	st := stateOf(r)
-	st.file, st.fn = f, fn
+	st.file, st.fn, st.params = f, fn, params
 	f.serve.ServeHTTP(w, r)
 	return true
 }

@@ -14,6 +14,9 @@ type apiRoute struct {
 	module string // "device", "admin/users", or "" for /api/<name>
 	action string
 	file   string // absolute path under the api directory
+	// params are the values of the parameters in the file's path
+	// ([name] directories and files), in path order; nil for none.
+	params []routeParam
 }
 
 // validName reports whether s is non-empty and made of [a-zA-Z0-9_-].
@@ -118,12 +121,13 @@ func resolveAPI(dir string, r *http.Request) (apiRoute, *Error) {
 }
 
 // routeCache remembers the routes of the paths seen last, in a table of
-// routeCacheSize slots each holding the route of one path, the slot
-// chosen by the path's hash: a request for a known path builds no file
-// name and takes no lock, and the cache never holds more. Resolving
-// depends on nothing but the path and the api directory, so an entry
-// never goes stale; a path whose slot holds another path's route is
-// resolved again and takes the slot.
+// routeCacheSize slots each holding the route of one path (with its
+// parameters' values), the slot chosen by the path's hash: a request for
+// a known path builds no file name and takes no lock, and the cache never
+// holds more. Resolving depends on the path and on which files exist
+// under api/ (route parameters), so an entry keeps the route tree's
+// generation; a path whose slot holds another path's route, or a route of
+// an older generation, is resolved again and takes the slot.
 type routeCache struct {
 	slots [routeCacheSize]atomic.Pointer[routeEntry]
 }
@@ -132,6 +136,7 @@ type routeCache struct {
 type routeEntry struct {
 	key string
 	rt  apiRoute
+	gen uint64 // the route tree's generation it was resolved in
 }
 
 const (
@@ -143,18 +148,22 @@ const (
 // client can choose paths that share one.
 var routeSeed = maphash.MakeSeed()
 
-// resolve is resolveAPI through the cache.
-func (c *routeCache) resolve(dir string, r *http.Request) (apiRoute, *Error) {
+// resolve is resolveAPI with the route parameters of t (routematch.go;
+// nil: none) through the cache. An entry serves while t's generation is
+// the one it was resolved in: a file added or removed under api/ moves it
+// on.
+func (c *routeCache) resolve(dir string, t *routeTree, r *http.Request) (apiRoute, *Error) {
 	p := routeKey(r.URL)
+	gen := t.generation()
 	slot := &c.slots[maphash.String(routeSeed, p)&(routeCacheSize-1)]
-	if e := slot.Load(); e != nil && e.key == p {
+	if e := slot.Load(); e != nil && e.key == p && e.gen == gen {
 		return e.rt, nil
 	}
-	rt, e := resolveAPI(dir, r)
+	rt, e := t.resolveAPI(dir, r)
 	if e != nil || len(p) > routeKeyMax {
 		return rt, e
 	}
-	slot.Store(&routeEntry{key: p, rt: rt})
+	slot.Store(&routeEntry{key: p, rt: rt, gen: gen})
 	return rt, nil
 }
 

@@ -38,6 +38,9 @@ type hotPath struct {
 	staticFast bool          // static files may skip the router (serveStaticFast)
 	// coarse: a request's times may come from the shared clock (clockNow).
 	coarse bool
+	// apiTree and pubTree list api/ and public/ for route parameters
+	// (routetree.go).
+	apiTree, pubTree *routeTree
 }
 
 // reqState travels in the request context from the outermost layer to the
@@ -54,6 +57,7 @@ type reqState struct {
 	ids         string     // a batch of ids (idBatch), used from the front
 	route       *apiRoute  // &rt once resolved
 	rt          apiRoute
+	params      []routeParam // the route's parameters (param.go)
 	file        *handlerFile
 	fn          *handlerFunc
 
@@ -142,7 +146,7 @@ func (a *App) putState(st *reqState) {
 	}
 	// What a request sets before use (inv by invoke, resv by outer, pw by
 	// serveStaticFast) is left as it is: zeroing it would cost more.
-	st.parent, st.id, st.route, st.rt, st.file, st.fn = nil, "", nil, apiRoute{}, nil, nil
+	st.parent, st.id, st.route, st.rt, st.file, st.fn, st.params = nil, "", nil, apiRoute{}, nil, nil, nil
 	st.g, st.preflight, st.pages, st.invoking = nil, false, nil, false
 	st.static, st.staticInfo, st.done, st.canceled = nil, nil, nil, false
 	statePool.Put(st)

@@ -13,6 +13,8 @@ import (
 	"strings"
 
 	"golang.org/x/tools/go/packages"
+
+	"github.com/zealgo/zealgo/internal/routepat"
 )
 
 // analyze type-checks every file's package and writes its registration.
@@ -191,6 +193,9 @@ var inputFields = map[string]bool{"Input": true, "Post": true, "Form": true, "Po
 func (g *generator) writeRegistration(f *file, p *packages.Package) error {
 	fset := p.Fset
 	base := strings.TrimSuffix(f.rel[strings.LastIndexByte(f.rel, '/')+1:], ".go")
+	if !f.task {
+		base = routepat.VarName(base) // [slug].go serves every method with var slug
+	}
 	names := []string{base}
 	if !f.task {
 		names = append(names, varNames...)
