@@ -168,6 +168,31 @@ func (at *Attempt) Succeed() {
 	}
 }
 
+// Check returns nil when every key may try now, else the 429 answer
+// (Begin's), counting nothing.
+//
+// Deprecated: Check then Fail lets every attempt of a burst through until
+// the first failure is counted; use Begin, which counts the attempt before
+// the check.
+func (t *Throttle) Check(keys ...string) *Error {
+	at, e := t.Begin(keys...)
+	at.Succeed()
+	return e
+}
+
+// Fail counts a failed attempt of every key.
+//
+// Deprecated: use Begin, which counts the attempt before the check.
+func (t *Throttle) Fail(keys ...string) {
+	for _, k := range keys {
+		ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+		if _, _, err := t.store.Reserve(ctx, t.key(k), t.limit, t.window); err != nil {
+			t.logFailure(err)
+		}
+		cancel()
+	}
+}
+
 // Reset forgets the attempts of every key, e.g. of a username that has
 // just logged in.
 func (t *Throttle) Reset(keys ...string) {
