@@ -56,12 +56,7 @@ var ErrKeptLastGood = errors.New("the last version that built keeps serving")
 // fresh value is built and swapped in atomically, so that callers holding
 // the old value finish with it and the next Get returns the new one. A
 // deleted file is dropped. Build errors are cached too, until the file
-// changes again; a missing file is never cached. A directory removed and
-// made again, or replaced by another renamed into its place (a checkout),
-// is followed: its files are rebuilt, and the new directory is watched
-// before they are read, so that a file read half written is rebuilt when
-// the rest arrives. Lost events (the kernel's queue overflowed) rebuild
-// every file.
+// changes again; a missing file is never cached.
 type Cache[T any] struct {
 	build func(path string) (T, error)
 	opts  CacheOptions
@@ -135,7 +130,7 @@ func (c *Cache[T]) Get(path string) (T, error) {
 		return r.val, r.err
 	}
 	// Watch before reading, so that a change during the build is seen.
-	watched := c.watchDir(filepath.Dir(path))
+	c.watchDir(filepath.Dir(path))
 	c.track(path)
 	v, err := c.timedBuild(path, false)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -144,7 +139,6 @@ func (c *Cache[T]) Get(path string) (T, error) {
 	}
 	e.cur.Store(&result[T]{val: v, err: err})
 	c.bound(e)
-	c.lookAgainIfUnwatched(path, watched)
 	return v, err
 }
 
@@ -246,13 +240,11 @@ func (c *Cache[T]) removeLocked(path string) {
 	c.untrackLocked(path)
 }
 
-// watchDir watches dir, unless it is watched already, and reports
-// whether it is.
-func (c *Cache[T]) watchDir(dir string) bool {
+func (c *Cache[T]) watchDir(dir string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.dirs[dir] || c.closed {
-		return c.dirs[dir]
+		return
 	}
 	if err := c.watcher.Add(dir); err != nil {
 		// A directory that does not exist holds no file to build: the
@@ -261,60 +253,9 @@ func (c *Cache[T]) watchDir(dir string) bool {
 		if !IsNotFound(err) && c.opts.OnError != nil {
 			c.opts.OnError(err)
 		}
-		return false
+		return
 	}
 	c.dirs[dir] = true
-	return true
-}
-
-// lookAgainIfUnwatched schedules another build of path when its directory
-// was not there to watch before the build read it (watched false) but is
-// now: made meanwhile, as a checkout makes a directory again, its file
-// may have been read half written, and no event would tell of the rest.
-func (c *Cache[T]) lookAgainIfUnwatched(path string, watched bool) {
-	if !watched && c.watchDir(filepath.Dir(path)) {
-		c.changed(path)
-	}
-}
-
-// dirGone forgets the watches of the directory path, removed or renamed
-// away, and of the directories under it: the kernel's watch went with the
-// directory (or follows it to its new name), so that one made again at
-// path is a new directory to watch. Each file held under path is rebuilt,
-// which watches its directory again first. Nothing happens when path is
-// no watched directory and holds none.
-func (c *Cache[T]) dirGone(path string) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.closed {
-		return
-	}
-	prefix := path + string(filepath.Separator)
-	gone := false
-	for d := range c.dirs {
-		if d == path || strings.HasPrefix(d, prefix) {
-			delete(c.dirs, d)
-			// A subdirectory's watch stays on the directory moved away;
-			// a removed directory's is gone already.
-			_ = c.watcher.Remove(d)
-			gone = true
-		}
-	}
-	if !gone {
-		return
-	}
-	for p := range c.entries {
-		if strings.HasPrefix(p, prefix) {
-			c.scheduleLocked(p)
-		}
-	}
-	for d, users := range c.users { // dependencies under path
-		if d == path || strings.HasPrefix(d, prefix) {
-			for p := range users {
-				c.scheduleLocked(p)
-			}
-		}
-	}
 }
 
 func (c *Cache[T]) watch() {
@@ -328,17 +269,10 @@ func (c *Cache[T]) watch() {
 			if ev.Op == fsnotify.Chmod {
 				continue
 			}
-			name := filepath.Clean(ev.Name)
-			if ev.Has(fsnotify.Remove) || ev.Has(fsnotify.Rename) {
-				c.dirGone(name)
-			}
-			c.changed(name)
+			c.changed(filepath.Clean(ev.Name))
 		case err, ok := <-c.watcher.Errors:
 			if !ok {
 				return
-			}
-			if errors.Is(err, fsnotify.ErrEventOverflow) {
-				c.changedAll() // events were lost: any file may have changed
 			}
 			if c.opts.OnError != nil {
 				c.opts.OnError(err)
@@ -357,18 +291,6 @@ func (c *Cache[T]) changed(path string) {
 	}
 	c.scheduleLocked(path)
 	for _, p := range c.dependentsLocked(path) {
-		c.scheduleLocked(p)
-	}
-}
-
-// changedAll schedules a rebuild of every file the cache holds.
-func (c *Cache[T]) changedAll() {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.closed {
-		return
-	}
-	for p := range c.entries {
 		c.scheduleLocked(p)
 	}
 }
@@ -429,14 +351,10 @@ func (c *Cache[T]) rebuild(path string) {
 		return
 	}
 	e.build.Lock()
-	// Watch again before reading: the directory may have been made
-	// again (dirGone).
-	watched := c.watchDir(filepath.Dir(path))
 	c.track(path)
 	v, err := c.timedBuild(path, true)
 	if err != nil && c.midSave(path, e) {
 		e.build.Unlock()
-		c.lookAgainIfUnwatched(path, watched)
 		return
 	}
 	switch {
@@ -448,9 +366,6 @@ func (c *Cache[T]) rebuild(path string) {
 		e.cur.Store(&result[T]{val: v, err: err})
 	}
 	e.build.Unlock()
-	if !errors.Is(err, fs.ErrNotExist) {
-		c.lookAgainIfUnwatched(path, watched)
-	}
 	if c.opts.OnReload != nil {
 		c.opts.OnReload(path, err)
 	}
