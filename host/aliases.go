@@ -35,7 +35,9 @@ func readyAliases(a *App) aliasMap {
 		"gzip":           aliasGzip,
 		"timeout":        aliasTimeout,
 		"secure-headers": aliasSecureHeaders,
-		"jwt":            aliasJWT,
+		"jwt": func(args ...string) (func(http.Handler) http.Handler, error) {
+			return aliasJWT(a.cfg.Root, args...)
+		},
 	}
 }
 

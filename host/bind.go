@@ -242,8 +242,8 @@ type BindError struct {
 // FieldError is one failing field of a BindError.
 type FieldError struct {
 	// Field is the field's name as the client spells it: its JSON name for
-	// a JSON body, its form name for a form, its query or param name; a
-	// nested field is a dotted path with indexes ("items[0].name").
+	// a JSON body, its form name for a form or no body, its query or param
+	// name; a nested field is a dotted path with indexes ("items[0].name").
 	Field string
 	// Rule is the validate rule the value breaks ("required", "email",
 	// "min", ...), or "type" for a value of the wrong type.

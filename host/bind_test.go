@@ -70,6 +70,12 @@ var post = func(api *host.API) (any, error) {
 		var s string
 		return nil, api.Bind(s)
 	}
+	if api.Req.Get.Has("tag") {
+		var in struct {
+			N int ` + "`json:\"n\" validate:\"nosuchrule\"`" + `
+		}
+		return nil, api.Bind(&in)
+	}
 	var in struct {
 		M map[string]string ` + "`form:\"m\"`" + `
 	}
@@ -82,8 +88,9 @@ var post = func(api *host.API) (any, error) {
 // multipart; JSON nested deeper than MaxInputDepth and forms with more
 // fields than MaxInputFields answer 400 invalid_input; a handler that
 // takes the BindError answers its own shape instead. Bind misused (no
-// pointer to a struct, a field type that text cannot fill) is the
-// program's error: a 500 that names nothing of it, the log holds it.
+// pointer to a struct, a field type that text cannot fill, an unknown
+// validate rule) is the program's error: a 500 that names nothing of it,
+// the log holds it.
 func TestBindLimits(t *testing.T) {
 	ta := newTestApp(t, map[string]string{
 		"api/bind.go":   bindFile,
@@ -120,6 +127,7 @@ func TestBindLimits(t *testing.T) {
 		{"own shape, fine", "/api/own", "application/json", strings.NewReader(`{"text":"t"}`), 200, `{"err":null,"len":1}`},
 		{"misuse: no pointer", "/api/misuse?value", "application/json", strings.NewReader(`{}`), 500, `"error":"internal_error"`},
 		{"misuse: a map from a form", "/api/misuse", "application/x-www-form-urlencoded", strings.NewReader(`m=1`), 500, `"error":"internal_error"`},
+		{"misuse: an unknown rule", "/api/misuse?tag", "application/json", strings.NewReader(`{"n":1}`), 500, `"error":"internal_error"`},
 		{"misuse: a map absent from the form", "/api/misuse", "application/x-www-form-urlencoded", strings.NewReader(`n=1`), 200, ``},
 	}
 	for _, c := range cases {
@@ -136,7 +144,8 @@ func TestBindLimits(t *testing.T) {
 		}
 	}
 	for _, want := range []string{"zealgo: Bind needs a non-nil pointer to a struct, not string",
-		"zealgo: Bind: field M: a map[string]string cannot be filled from text"} {
+		"zealgo: Bind: field M: a map[string]string cannot be filled from text",
+		"zealgo: Bind: a validate tag of", "Undefined validation function 'nosuchrule' on field 'N'"} {
 		if !strings.Contains(ta.logs.String(), want) {
 			t.Errorf("the log lacks %q:\n%s", want, ta.logs.String())
 		}

@@ -212,6 +212,10 @@ func setValues(fv reflect.Value, vals []string) (string, error) {
 // setText sets fv from the text s.
 func setText(fv reflect.Value, s string) (string, error) {
 	t := fv.Type()
+	if s == "" && !textual(t) {
+		fv.SetZero() // a nil pointer, a zero number: "absent"
+		return "", nil
+	}
 	if t.Kind() == reflect.Pointer {
 		p := reflect.New(t.Elem())
 		want, err := setText(p.Elem(), s)
@@ -219,10 +223,6 @@ func setText(fv reflect.Value, s string) (string, error) {
 			fv.Set(p)
 		}
 		return want, err
-	}
-	if s == "" && t.Kind() != reflect.String && t.Kind() != reflect.Interface {
-		fv.SetZero()
-		return "", nil
 	}
 	switch t {
 	case typeTime:
@@ -242,6 +242,15 @@ func setText(fv reflect.Value, s string) (string, error) {
 		return "", nil
 	}
 	return setKind(fv, s)
+}
+
+// textual reports whether t (or what it points to) takes an empty text
+// as a value: a string or an interface.
+func textual(t reflect.Type) bool {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	return t.Kind() == reflect.String || t.Kind() == reflect.Interface
 }
 
 // setKind sets fv, of a basic kind, from s.

@@ -59,7 +59,7 @@ func validateStruct(v reflect.Value, form bool) error {
 	if form {
 		c = formChecker()
 	}
-	err := c.v.Struct(v.Addr().Interface())
+	err := c.check(v)
 	var ve validator.ValidationErrors
 	if !errors.As(err, &ve) {
 		if err != nil {
@@ -78,6 +78,17 @@ func validateStruct(v reflect.Value, form bool) error {
 	}
 	hint := fmt.Sprintf("%d field(s) failed validation: %s", len(fields), fieldNames(fields))
 	return &BindError{Status: http.StatusUnprocessableEntity, Code: CodeValidationFailed, Hint: hint, Fields: fields}
+}
+
+// check runs the validator on v. A validate tag it cannot read (an
+// unknown rule) makes it panic: that is the program's error, returned.
+func (c *checker) check(v reflect.Value) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("zealgo: Bind: a validate tag of %s: %v", v.Type(), p)
+		}
+	}()
+	return c.v.Struct(v.Addr().Interface())
 }
 
 // message is the English message of fe, naming the field by its path.

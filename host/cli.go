@@ -20,6 +20,8 @@ import (
 //
 //	serve   answer HTTP requests (the default)
 //	check   check every handler, page and task file and every template; exit 1 on problems
+//	vet     run go vet's analyzers over every handler, page and task file
+//	        (internal/vet); exit 1 on findings
 //	routes  list the endpoints and pages with their methods
 //	migrate run the .sql files under migrations/ that have not run (takes
 //	        --data and --db as serve does)
@@ -36,7 +38,7 @@ import (
 //	help    list the commands; help COMMAND and COMMAND --help list its flags
 //
 // Every command but new takes --root DIR, the application directory (default ".");
-// check also takes --json (its problems as one JSON object).
+// check and vet also take --json (their findings as one JSON object).
 // serve also takes:
 //
 //	--addr HOST:PORT      address to listen on (default 127.0.0.1:8080, or :$PORT)
@@ -132,6 +134,7 @@ func (c *cli) commands() *cobra.Command {
 	root.AddCommand(
 		c.serveCmd(),   // cli_serve.go
 		c.checkCmd(),   // cli_commands.go
+		c.vetCmd(),     // cli_vet.go
 		c.routesCmd(),  // cli_commands.go
 		c.migrateCmd(), // cli_commands.go
 		c.natsCmd(),    // cli_commands.go

@@ -95,13 +95,14 @@ type Config struct {
 	// sets it.
 	FrameAncestors string
 	// ThrottleLimit and ThrottleWindow are the limit of App.Throttle:
-	// ThrottleLimit failures per key within ThrottleWindow, then 429.
-	// Default 5 a minute.
+	// ThrottleLimit attempts per key, under way or failed, within any
+	// ThrottleWindow, then 429. Default 5 a minute.
 	ThrottleLimit  int
 	ThrottleWindow time.Duration
-	// ThrottleStore counts the failures of App.Throttle. Default: in the
-	// memory of this process; a store shared by several instances makes
-	// the limit hold across them.
+	// ThrottleStore counts the attempts of App.Throttle. Default: NATS's
+	// key-value store when NATS is on (embedded or shared; a window of at
+	// most an hour), where the counts outlive the process and hold across
+	// the instances that share it; else the memory of this process.
 	ThrottleStore ThrottleStore
 	// ReloadDebounce is how long a changed file must stay quiet before it
 	// is recompiled. Default 10ms. A handler or page file that fails to

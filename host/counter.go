@@ -6,6 +6,8 @@ import (
 	"math"
 	"strings"
 	"time"
+
+	"github.com/zealgo/zealgo/internal/natskv"
 )
 
 // windowCounter counts events per key in fixed windows aligned on the
@@ -18,10 +20,10 @@ type windowCounter interface {
 // sharedCounter returns the counter that every instance on the same NATS
 // shares, or nil when this instance shares none (no NATS, or the embedded
 // server): limits are then kept in this process. The rate-limit alias
-// counts with it; so can any limit that must hold across instances, such
-// as a login throttle.
+// counts with it. (App.Throttle uses the counter's key-value store
+// whenever NATS is on, embedded too: natsThrottle.)
 func (st *natsState) sharedCounter() windowCounter {
-	if st.counter == nil {
+	if st.counter == nil || !st.shared {
 		return nil
 	}
 	return st.counter
@@ -64,32 +66,9 @@ func (s *sharedRateStore) Allow(id string) (bool, error) {
 	return n <= s.limit, nil
 }
 
-// sharedThrottle is the ThrottleStore on the counter that every instance
-// on the same NATS shares (natskv.Counter), so that a login throttle holds
-// across instances: failures are counted in fixed windows, and a key with
-// limit failures in the current window waits until the window ends.
-type sharedThrottle struct {
-	c interface {
-		windowCounter
-		Count(ctx context.Context, key string, window time.Duration) (int64, error)
-		Clear(ctx context.Context, key string, window time.Duration) error
-	}
-	window time.Duration // the throttle's window, for Reset
-}
+// natsThrottle is the ThrottleStore on NATS's key-value store
+// (natskv.Counter.Reserve): the attempts outlive a process, and instances
+// that share the NATS share them.
+type natsThrottle struct{ *natskv.Counter }
 
-func (s *sharedThrottle) Wait(ctx context.Context, key string, limit int, window time.Duration) (time.Duration, error) {
-	n, err := s.c.Count(ctx, "throttle:"+key, window)
-	if err != nil || n < int64(limit) {
-		return 0, err
-	}
-	return time.Until(time.Now().Truncate(window).Add(window)), nil
-}
-
-func (s *sharedThrottle) Fail(ctx context.Context, key string, _ int, window time.Duration) error {
-	_, err := s.c.Incr(ctx, "throttle:"+key, window)
-	return err
-}
-
-func (s *sharedThrottle) Reset(ctx context.Context, key string) error {
-	return s.c.Clear(ctx, "throttle:"+key, s.window)
-}
+func (n natsThrottle) Reset(ctx context.Context, key string) error { return n.Forget(ctx, key) }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/golang-jwt/jwt/v5"
@@ -17,7 +18,8 @@ import (
 //
 // alg is HS256, RS256 or EdDSA, and a token signed otherwise is refused
 // (no "none", no algorithm confusion). The key comes from the environment
-// variable VAR or the file at path, never from the source: an HS256
+// variable VAR or the file at path (relative to the application root),
+// never from the source: an HS256
 // secret of at least 32 bytes, or a PEM public key (or certificate) for
 // RS256 and EdDSA. It is read when the alias is instantiated (at start-up
 // for UseAlias and When). claim names the claim API.Username returns
@@ -50,8 +52,8 @@ type jwtConfig struct {
 	optional bool
 }
 
-func aliasJWT(args ...string) (func(http.Handler) http.Handler, error) {
-	cfg, err := parseJWTArgs(args)
+func aliasJWT(root string, args ...string) (func(http.Handler) http.Handler, error) {
+	cfg, err := parseJWTArgs(args, root)
 	if err != nil {
 		return nil, err
 	}
@@ -89,8 +91,9 @@ func aliasJWT(args ...string) (func(http.Handler) http.Handler, error) {
 	}, nil
 }
 
-// parseJWTArgs reads the arguments of the jwt alias and its key.
-func parseJWTArgs(args []string) (*jwtConfig, error) {
+// parseJWTArgs reads the arguments of the jwt alias and its key; a
+// relative file name is under root.
+func parseJWTArgs(args []string, root string) (*jwtConfig, error) {
 	if len(args) == 0 {
 		return nil, errors.New("jwt takes an algorithm (HS256, RS256 or EdDSA) and env=<VAR> or file=<path>")
 	}
@@ -103,6 +106,9 @@ func parseJWTArgs(args []string) (*jwtConfig, error) {
 			env = v
 		case "file":
 			file = v
+			if file != "" && !filepath.IsAbs(file) {
+				file = filepath.Join(root, file)
+			}
 		case "claim":
 			cfg.claim = v
 		case "issuer":

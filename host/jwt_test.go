@@ -32,6 +32,7 @@ type jwtKeys struct {
 	rsa    *rsa.PrivateKey
 	rsaPEM []byte
 	ed     ed25519.PrivateKey
+	edPEM  []byte
 	dir    string
 }
 
@@ -47,7 +48,7 @@ func newJWTKeys(t *testing.T) *jwtKeys {
 		t.Fatal(err)
 	}
 	k.rsaPEM = writePublicPEM(t, filepath.Join(k.dir, "rsa.pem"), &k.rsa.PublicKey)
-	writePublicPEM(t, filepath.Join(k.dir, "ed.pem"), k.ed.Public())
+	k.edPEM = writePublicPEM(t, filepath.Join(k.dir, "ed.pem"), k.ed.Public())
 	return k
 }
 
@@ -75,7 +76,7 @@ func sign(t *testing.T, m jwt.SigningMethod, key any, claims jwt.MapClaims) stri
 
 // TestJWTAlias: the jwt alias lets a request through with a token signed
 // by its key and algorithm (HS256 from an environment variable, RS256 and
-// EdDSA from PEM files), whose claims the handler reads (API.Claims), the
+// EdDSA from PEM files, absolute or under the root), whose claims the handler reads (API.Claims), the
 // auth hooks read (RequestContext.Claims: here the admin checker) and
 // that make API.IsAuthenticated true and API.Username its claim when no
 // hook decides; it answers 401 with WWW-Authenticate to a missing,
@@ -89,6 +90,8 @@ func TestJWTAlias(t *testing.T) {
 	for _, d := range []string{"hs", "rs", "ed", "opt"} {
 		files["api/"+d+"/me.go"] = handlerFile("me", meBody)
 	}
+	files["api/file/me.go"] = handlerFile("me", meBody, "jwt:EdDSA,file=keys/ed.pem")
+	files["keys/ed.pem"] = string(k.edPEM)
 	ta := newTestAppWith(t, files, func(a *host.App) {
 		a.When("/api/hs", "jwt:HS256,env=ZEALGO_TEST_JWT_HS")
 		a.When("/api/rs", "jwt:RS256,file="+filepath.Join(k.dir, "rsa.pem"))
@@ -112,6 +115,8 @@ func TestJWTAlias(t *testing.T) {
 		{"HS256, Token scheme", "/api/hs/me", "Token " + sign(t, jwt.SigningMethodHS256, k.hs, jwt.MapClaims{"sub": "ann"}), 200, `"named":true,"user":"ann"`},
 		{"RS256", "/api/rs/me", "bearer " + sign(t, jwt.SigningMethodRS256, k.rsa, ok), 200, `"auth":true`},
 		{"EdDSA, claim=name", "/api/ed/me", "Bearer " + sign(t, jwt.SigningMethodEdDSA, k.ed, ok), 200, `"named":true,"user":"Jake"`},
+		{"EdDSA, a handler file's list, the key under the root", "/api/file/me", "Bearer " + sign(t, jwt.SigningMethodEdDSA, k.ed, ok), 200, `"named":true,"user":"jake"`},
+		{"handler file's list, no token", "/api/file/me", "", 401, `"error":"unauthorized"`},
 		{"no token", "/api/hs/me", "", 401, `{"error":"unauthorized","hint":"this endpoint needs a token: send Authorization: Bearer \u003ctoken\u003e"}`},
 		{"basic credentials", "/api/hs/me", "Basic amFrZTpqYWtl", 401, `"error":"unauthorized"`},
 		{"expired", "/api/hs/me", "Bearer " + sign(t, jwt.SigningMethodHS256, k.hs, jwt.MapClaims{"sub": "jake", "exp": past}), 401, "it has expired"},

@@ -76,7 +76,7 @@ type natsState struct {
 	token    string // the embedded server's
 	instance string
 	shared   bool            // an existing server, which other instances may share
-	counter  *natskv.Counter // rate-limit counters, when shared
+	counter  *natskv.Counter // the throttle's attempts; rate-limit counters when shared
 }
 
 // natsMode returns Config.NATS.URL, else $ZEALGO_NATS, else "off".
@@ -114,7 +114,7 @@ func startNATS(cfg *Config, log *slog.Logger) (natsState, error) {
 		}
 	}
 	st.conn, err = natsrv.Connect(context.Background(), st.url, natsrv.ConnectOptions{Name: "zealgo " + instance, Token: st.token})
-	if err == nil && st.shared {
+	if err == nil {
 		st.counter, err = natskv.OpenCounter(context.Background(), st.conn.JS, natskv.CounterConfig{})
 	}
 	if err != nil {

@@ -10,39 +10,55 @@ import (
 	"sync"
 	"time"
 
-	"golang.org/x/time/rate"
+	"github.com/zealgo/zealgo/internal/natskv"
 )
 
-// ThrottleStore counts failures by key for Throttle, as a token bucket
-// holding limit tokens that refill over window: each failure takes one,
-// and a key with none left must wait. The default keeps the counts in the
-// memory of the process (x/time/rate, as the rate-limit alias); a store
-// shared by several instances makes the limit hold across them. Every
-// method may be called by several goroutines at once.
+// ThrottleStore counts the attempts of Throttle by key, in a rolling
+// window: at most limit attempts of a key within any window. An attempt
+// is counted when it begins, before the password is checked, so that
+// attempts under way count; one that succeeds is uncounted (Release). The
+// default keeps the counts in the memory of the process, or, when NATS is
+// on, in its key-value store, where they outlive the process and hold
+// across the instances that share it. Every method may be called by
+// several goroutines at once.
 type ThrottleStore interface {
-	// Wait returns how long key must wait before its next try; 0 when
-	// it may try now.
-	Wait(ctx context.Context, key string, limit int, window time.Duration) (time.Duration, error)
-	// Fail records a failure of key.
-	Fail(ctx context.Context, key string, limit int, window time.Duration) error
-	// Reset forgets the failures of key.
+	// Reserve counts an attempt of key, unless key has made limit
+	// attempts within the last window: then it counts none and returns
+	// how long until it may try. ticket names the attempt counted for
+	// Release; it is never 0.
+	Reserve(ctx context.Context, key string, limit int, window time.Duration) (ticket int64, wait time.Duration, err error)
+	// Release uncounts the attempt of key that Reserve counted as ticket.
+	Release(ctx context.Context, key string, ticket int64) error
+	// Reset uncounts every attempt of key.
 	Reset(ctx context.Context, key string) error
 }
 
-// Throttle limits failed attempts per key, such as a client address and a
-// username: Config.ThrottleLimit failures within Config.ThrottleWindow
-// (default 5 a minute), then every attempt is refused with 429 until the
-// key has waited. Get one with App.Throttle. A log-in handler:
+// Throttle limits the attempts per key, such as a client address and a
+// username, that may be under way or have failed: Config.ThrottleLimit
+// within any Config.ThrottleWindow (default 5 a minute, rolling), then
+// every attempt is refused with 429 until the oldest leaves the window.
+// An attempt counts from its beginning (Begin), before the password is
+// checked, so that a burst of concurrent attempts gets at most the limit
+// checked; one that succeeds is uncounted (Attempt.Succeed). Get one with
+// App.Throttle. A log-in handler:
 //
 //	t := api.App().Throttle("login")
 //	keys := []string{"addr:" + api.ClientIP(), "user:" + strings.ToLower(username)}
-//	if e := t.Check(keys...); e != nil {
+//	at, e := t.Begin(keys...)
+//	if e != nil {
 //		return e // 429 too_many_requests with Retry-After
 //	}
 //	if !passwordOK {
-//		t.Fail(keys...)
 //		return host.NewError(401, "invalid_credentials", "wrong username or password")
 //	}
+//	at.Succeed()
+//	t.Reset(keys[1]) // forget the username's failures
+//
+// Keys are tried in order, and a key that refuses leaves the later ones
+// untouched: with the address first, a client past its own limit does not
+// count against the username. A username's limit still lets a third party
+// lock its account out for a window by failing from several addresses;
+// the per-address limit bounds how fast one address can.
 //
 // A store that fails lets the attempt through and logs the failure.
 type Throttle struct {
@@ -65,21 +81,17 @@ func newThrottle(a *App, name string) *Throttle {
 	return &Throttle{name: name, limit: limit, window: window, store: throttleStore(a), app: a}
 }
 
-// throttleStore returns Config.ThrottleStore, else the counter that
-// instances on one shared NATS share, else the memory store of the
+// throttleStore returns Config.ThrottleStore, else the NATS key-value
+// store when NATS is on (counter.go), else the memory store of the
 // application, made on first use.
 func throttleStore(a *App) ThrottleStore {
 	if a.cfg.ThrottleStore != nil {
 		return a.cfg.ThrottleStore
 	}
-	if a.rt.nats.counter != nil { // several instances share one NATS (counter.go)
-		window := a.cfg.ThrottleWindow
-		if window <= 0 {
-			window = time.Minute
-		}
-		return &sharedThrottle{c: a.rt.nats.counter, window: window}
+	if a.rt.nats.counter != nil {
+		return natsThrottle{a.rt.nats.counter}
 	}
-	a.throttleOnce.Do(func() { a.throttleMem = &memoryThrottle{keys: map[string]*rate.Limiter{}} })
+	a.throttleOnce.Do(func() { a.throttleMem = &memoryThrottle{keys: map[string][]int64{}} })
 	return a.throttleMem
 }
 
@@ -93,91 +105,142 @@ func (t *Throttle) key(k string) string {
 	return t.name + "\x00" + k
 }
 
-// Check returns nil when every key may try now, else the 429
+// Attempt is an attempt that Throttle.Begin counted: it stays counted,
+// as a failure, unless it succeeds.
+type Attempt struct {
+	t       *Throttle
+	keys    []string
+	tickets []int64 // per key; 0: the store failed, nothing to release
+}
+
+// storeTimeout bounds each call to the throttle's store.
+const storeTimeout = 2 * time.Second
+
+// Begin counts an attempt of every key, in order, and returns it; or,
+// when a key has reached the limit, counts none and returns the 429
 // too_many_requests to answer, with Retry-After in seconds.
-func (t *Throttle) Check(keys ...string) *Error {
-	var wait time.Duration
-	for _, k := range keys {
-		d, err := t.store.Wait(context.Background(), t.key(k), t.limit, t.window)
-		if err != nil {
-			t.app.Logger().Error("zealgo: throttle store", "throttle", t.name, "err", err)
-			continue
+func (t *Throttle) Begin(keys ...string) (*Attempt, *Error) {
+	at := &Attempt{t: t, keys: keys, tickets: make([]int64, len(keys))}
+	for i, k := range keys {
+		ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+		ticket, wait, err := t.store.Reserve(ctx, t.key(k), t.limit, t.window)
+		cancel()
+		switch {
+		case err != nil:
+			t.logFailure(err)
+		case ticket == 0:
+			at.keys, at.tickets = keys[:i], at.tickets[:i]
+			at.Succeed() // uncount the keys before
+			return nil, tooMany(wait)
 		}
-		wait = max(wait, d)
+		at.tickets[i] = ticket
 	}
-	if wait <= 0 {
-		return nil
-	}
-	secs := int(math.Ceil(wait.Seconds()))
+	return at, nil
+}
+
+// tooMany is the 429 answer of a key that must wait.
+func tooMany(wait time.Duration) *Error {
+	secs := max(int(math.Ceil(wait.Seconds())), 1)
 	e := errorf(http.StatusTooManyRequests, CodeTooManyRequests,
 		"Too many failed attempts. Try again in %d seconds.", secs)
 	e.Header = http.Header{"Retry-After": {strconv.Itoa(secs)}}
 	return e
 }
 
-// Fail records a failed attempt of every key.
-func (t *Throttle) Fail(keys ...string) {
-	for _, k := range keys {
-		if err := t.store.Fail(context.Background(), t.key(k), t.limit, t.window); err != nil {
-			t.app.Logger().Error("zealgo: throttle store", "throttle", t.name, "err", err)
+// Succeed uncounts the attempt: only failed attempts stay counted. A nil
+// Attempt does nothing.
+func (at *Attempt) Succeed() {
+	if at == nil {
+		return
+	}
+	for i, k := range at.keys {
+		if at.tickets[i] == 0 {
+			continue
 		}
+		ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+		if err := at.t.store.Release(ctx, at.t.key(k), at.tickets[i]); err != nil {
+			at.t.logFailure(err)
+		}
+		cancel()
+		at.tickets[i] = 0
 	}
 }
 
-// Reset forgets the failures of every key, e.g. of a username that has
+// Check returns nil when every key may try now, else the 429 answer
+// (Begin's), counting nothing.
+//
+// Deprecated: Check then Fail lets every attempt of a burst through until
+// the first failure is counted; use Begin, which counts the attempt before
+// the check.
+func (t *Throttle) Check(keys ...string) *Error {
+	at, e := t.Begin(keys...)
+	at.Succeed()
+	return e
+}
+
+// Fail counts a failed attempt of every key.
+//
+// Deprecated: use Begin, which counts the attempt before the check.
+func (t *Throttle) Fail(keys ...string) {
+	for _, k := range keys {
+		ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+		if _, _, err := t.store.Reserve(ctx, t.key(k), t.limit, t.window); err != nil {
+			t.logFailure(err)
+		}
+		cancel()
+	}
+}
+
+// Reset forgets the attempts of every key, e.g. of a username that has
 // just logged in.
 func (t *Throttle) Reset(keys ...string) {
 	for _, k := range keys {
-		if err := t.store.Reset(context.Background(), t.key(k)); err != nil {
-			t.app.Logger().Error("zealgo: throttle store", "throttle", t.name, "err", err)
+		ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+		if err := t.store.Reset(ctx, t.key(k)); err != nil {
+			t.logFailure(err)
 		}
+		cancel()
 	}
 }
 
-// memoryThrottle is the default ThrottleStore: a rate.Limiter per key,
-// dropped once it has refilled.
-type memoryThrottle struct {
-	mu        sync.Mutex
-	keys      map[string]*rate.Limiter
-	lastSweep time.Time
+func (t *Throttle) logFailure(err error) {
+	t.app.Logger().Error("zealgo: throttle store; attempt let through", "throttle", t.name, "err", err)
 }
 
-func (m *memoryThrottle) limiter(key string, limit int, window time.Duration, now time.Time) *rate.Limiter {
-	if now.Sub(m.lastSweep) > window {
+// memoryThrottle is the default ThrottleStore without NATS: the times of
+// each key's attempts (natskv.Admit), a key dropped once they have all
+// left the window.
+type memoryThrottle struct {
+	mu        sync.Mutex
+	keys      map[string][]int64
+	lastSweep time.Time
+	window    time.Duration // the longest seen, for the sweep
+}
+
+func (m *memoryThrottle) Reserve(_ context.Context, key string, limit int, window time.Duration) (int64, time.Duration, error) {
+	now := time.Now()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.window = max(m.window, window)
+	if now.Sub(m.lastSweep) > m.window {
 		m.lastSweep = now
-		for k, l := range m.keys {
-			if l.TokensAt(now) >= float64(l.Burst()) {
+		for k, stamps := range m.keys {
+			if len(stamps) == 0 || stamps[len(stamps)-1] <= now.UnixNano()-int64(m.window) {
 				delete(m.keys, k)
 			}
 		}
 	}
-	l := m.keys[key]
-	if l == nil {
-		l = rate.NewLimiter(rate.Every(window/time.Duration(limit)), limit)
-		m.keys[key] = l
-	}
-	return l
+	kept, ticket, wait := natskv.Admit(m.keys[key], now.UnixNano(), limit, window)
+	m.keys[key] = kept
+	return ticket, wait, nil
 }
 
-func (m *memoryThrottle) Wait(_ context.Context, key string, limit int, window time.Duration) (time.Duration, error) {
+func (m *memoryThrottle) Release(_ context.Context, key string, ticket int64) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	l := m.keys[key]
-	if l == nil {
-		return 0, nil
+	if stamps, ok := m.keys[key]; ok {
+		m.keys[key] = natskv.Withdraw(stamps, ticket)
 	}
-	tokens := l.TokensAt(time.Now())
-	if tokens >= 1 {
-		return 0, nil
-	}
-	return time.Duration((1 - tokens) / float64(l.Limit()) * float64(time.Second)), nil
-}
-
-func (m *memoryThrottle) Fail(_ context.Context, key string, limit int, window time.Duration) error {
-	now := time.Now()
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.limiter(key, limit, window, now).AllowN(now, 1)
 	return nil
 }
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/cookiejar"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -20,7 +21,8 @@ import (
 // TestSampleDurability builds the sample, runs it as a real process on a
 // loopback port with a temporary data directory, registers an account and
 // adds notes, kills the process with SIGKILL, starts it again, and finds
-// the account and its notes there.
+// the account and its notes there; a form log-in without an Accept header
+// (the spec's check) then redirects.
 func TestSampleDurability(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the sample binary")
@@ -63,6 +65,10 @@ func TestSampleDurability(t *testing.T) {
 		if !strings.HasPrefix(n["title"].(string), "note ") || n["body"] != "kept across a crash" {
 			t.Errorf("note %v", n)
 		}
+	}
+	// The spec's check: a form log-in (curl-like, no Accept) redirects.
+	if r := second.client(t).curlForm("/api/learn/login", "", url.Values{"username": {"durable"}, "password": {"password-d"}}); r.Status != http.StatusSeeOther || r.Header.Get("Location") != "/learn/notes" {
+		t.Errorf("form login after the crash: %d Location %q %.80s", r.Status, r.Header.Get("Location"), r.Body)
 	}
 	// The session from before the crash still identifies the account.
 	old := second.client(t)

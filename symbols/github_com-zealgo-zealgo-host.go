@@ -91,6 +91,7 @@ func init() {
 		// type definitions
 		"API":               reflect.ValueOf((*host.API)(nil)),
 		"App":               reflect.ValueOf((*host.App)(nil)),
+		"Attempt":           reflect.ValueOf((*host.Attempt)(nil)),
 		"BindError":         reflect.ValueOf((*host.BindError)(nil)),
 		"CompiledFile":      reflect.ValueOf((*host.CompiledFile)(nil)),
 		"CompiledFunc":      reflect.ValueOf((*host.CompiledFunc)(nil)),
@@ -141,18 +142,18 @@ func (W _github_com_zealgo_zealgo_host_SessionBackend) Save(ctx context.Context,
 
 // _github_com_zealgo_zealgo_host_ThrottleStore is an interface wrapper for ThrottleStore type
 type _github_com_zealgo_zealgo_host_ThrottleStore struct {
-	IValue interface{}
-	WFail  func(ctx context.Context, key string, limit int, window time.Duration) error
-	WReset func(ctx context.Context, key string) error
-	WWait  func(ctx context.Context, key string, limit int, window time.Duration) (time.Duration, error)
+	IValue   interface{}
+	WRelease func(ctx context.Context, key string, ticket int64) error
+	WReserve func(ctx context.Context, key string, limit int, window time.Duration) (ticket int64, wait time.Duration, err error)
+	WReset   func(ctx context.Context, key string) error
 }
 
-func (W _github_com_zealgo_zealgo_host_ThrottleStore) Fail(ctx context.Context, key string, limit int, window time.Duration) error {
-	return W.WFail(ctx, key, limit, window)
+func (W _github_com_zealgo_zealgo_host_ThrottleStore) Release(ctx context.Context, key string, ticket int64) error {
+	return W.WRelease(ctx, key, ticket)
+}
+func (W _github_com_zealgo_zealgo_host_ThrottleStore) Reserve(ctx context.Context, key string, limit int, window time.Duration) (ticket int64, wait time.Duration, err error) {
+	return W.WReserve(ctx, key, limit, window)
 }
 func (W _github_com_zealgo_zealgo_host_ThrottleStore) Reset(ctx context.Context, key string) error {
 	return W.WReset(ctx, key)
-}
-func (W _github_com_zealgo_zealgo_host_ThrottleStore) Wait(ctx context.Context, key string, limit int, window time.Duration) (time.Duration, error) {
-	return W.WWait(ctx, key, limit, window)
 }

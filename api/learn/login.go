@@ -14,12 +14,13 @@ import (
 // post serves POST /api/learn/login (mode 2: other methods get 405). It
 // takes username and password as form fields or as a JSON object. On
 // success it logs the account in with a fresh session id and redirects to
-// the notes page (a browser: api.PrefersHTML); any other client gets
-// {"user_id","username"} instead. A wrong username and a wrong password
-// get the same 401, after the same work (a bcrypt verification either
-// way). Failures are throttled per client address and per username
-// (learn.Throttle), then every attempt gets 429 with Retry-After, the
-// right password too. The helpers it shares with register.go live in
+// the notes page (a form: learn.WantsPage, whatever its Accept header);
+// a JSON client gets {"user_id","username"} instead. A wrong username and
+// a wrong password get the same 401, after the same work (a bcrypt verification either
+// way). Attempts are throttled per client address, then per username
+// (learn.Throttle), counted from their start, before bcrypt: past the
+// limit every attempt gets 429 with Retry-After, the right password too;
+// a successful one is uncounted. The helpers it shares with register.go live in
 // lib/learn.
 var post = func(api *host.API, s *store.Store) any {
 	username := api.Req.Field("username")
@@ -30,7 +31,6 @@ var post = func(api *host.API, s *store.Store) any {
 	}
 	id, err := s.CheckLogin(api.Context(), username, password)
 	if errors.Is(err, store.ErrBadCredentials) { // also an empty username or password
-		guard.Fail()
 		return learn.AuthFailed(api, learn.LogInForm, http.StatusUnauthorized, "invalid_credentials", "Wrong username or password.")
 	}
 	if err != nil {

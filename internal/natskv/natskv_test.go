@@ -2,6 +2,7 @@ package natskv
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -190,5 +191,72 @@ func TestCounterCountsEveryConcurrentIncrement(t *testing.T) {
 		if seen[n] != 1 {
 			t.Fatalf("count %d returned %d times; want each of 1..200 once", n, seen[n])
 		}
+	}
+}
+
+// TestReserveAdmitsAtMostLimitAtOnce: 40 concurrent reservations of one
+// key from four connections: exactly limit are counted, the others told
+// to wait until the first leaves the rolling window; a release frees one
+// place, and the window rolls rather than resets.
+func TestReserveAdmitsAtMostLimitAtOnce(t *testing.T) {
+	_, js := server(t, t.TempDir(), 4)
+	var mu sync.Mutex
+	clock := time.Unix(1_700_000_030, 0) // mid-minute: a fixed window would end in 30 s
+	now := func() time.Time { mu.Lock(); defer mu.Unlock(); return clock }
+	ctx := context.Background()
+	var (
+		wg      sync.WaitGroup
+		tickets []int64
+		waits   []time.Duration
+	)
+	counters := make([]*Counter, len(js))
+	for i, j := range js {
+		counters[i] = openCounter(t, j, now)
+		for range 10 {
+			wg.Go(func() {
+				ticket, wait, err := counters[i].Reserve(ctx, "login\x00addr:203.0.113.9", 5, time.Minute)
+				mu.Lock()
+				defer mu.Unlock()
+				switch {
+				case err != nil:
+					t.Error(err)
+				case ticket != 0:
+					tickets = append(tickets, ticket)
+				default:
+					waits = append(waits, wait)
+				}
+			})
+		}
+	}
+	wg.Wait()
+	if len(tickets) != 5 || len(waits) != 35 || waits[0] != time.Minute {
+		t.Fatalf("%d admitted, %d refused (first wait %v); want 5 and 35, 1m0s", len(tickets), len(waits), waits)
+	}
+	c := counters[0]
+	reserve := func(what string, admitted bool) {
+		t.Helper()
+		ticket, wait, err := c.Reserve(ctx, "login\x00addr:203.0.113.9", 5, time.Minute)
+		if err != nil || (ticket != 0) != admitted {
+			t.Fatalf("%s: ticket %d wait %v err %v; admitted want %v", what, ticket, wait, err, admitted)
+		}
+	}
+	if err := c.Release(ctx, "login\x00addr:203.0.113.9", tickets[2]); err != nil {
+		t.Fatal(err)
+	}
+	reserve("after a release", true)
+	reserve("full again", false)
+	mu.Lock()
+	clock = clock.Add(59 * time.Second) // past the fixed minute, within the rolling one
+	mu.Unlock()
+	reserve("59 s later", false)
+	mu.Lock()
+	clock = clock.Add(time.Second)
+	mu.Unlock()
+	reserve("a minute later", true)
+	if err := c.Forget(ctx, "login\x00addr:203.0.113.9"); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 5 {
+		reserve(fmt.Sprintf("after Forget, %d", i+1), true)
 	}
 }

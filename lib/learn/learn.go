@@ -12,6 +12,7 @@
 package learn
 
 import (
+	"mime"
 	"net/http"
 	"strings"
 
@@ -32,28 +33,44 @@ var (
 )
 
 // LogIn logs the account id in: the session gets a new id (against
-// fixation) and holds user_id. A browser (api.PrefersHTML) is redirected to the notes page;
-// any other client is answered status with {"user_id","username"}.
+// fixation) and holds user_id. A form (WantsPage) is redirected to the
+// notes page; a JSON client is answered status with
+// {"user_id","username"}.
 func LogIn(api *host.API, id int64, username string, status int) any {
 	g := api.G()
 	if err := g.Session.Rotate(); err != nil {
 		return err // 500 internal_error; the log has the details
 	}
 	g.Session.Set("user_id", id)
-	if api.PrefersHTML() {
+	if WantsPage(api) {
 		return SeeOther(api, "/learn/notes")
 	}
 	api.Res.WriteHeader(status)
 	return map[string]any{"user_id": id, "username": username}
 }
 
+// WantsPage reports whether a log-in or registration is answered as the
+// spec answers a form: a redirect on success, else the /learn/ page with
+// the status (409 or 401, text/html; charset=utf-8). A form POST is,
+// whatever its Accept header (curl sends */*, a script none), unless the
+// client asks for JSON (api.PrefersJSON: Accept: application/json); a
+// JSON body keeps the negotiation of the other endpoints: a page only for
+// a client that prefers HTML (api.PrefersHTML).
+func WantsPage(api *host.API) bool {
+	mt, _, _ := mime.ParseMediaType(api.Req.Parent.Header.Get("Content-Type"))
+	if mt == "application/json" || strings.HasSuffix(mt, "+json") {
+		return api.PrefersHTML()
+	}
+	return !api.PrefersJSON()
+}
+
 // AuthFailed answers a failed log-in or registration: JSON
-// {"error","hint"} for a client that does not prefer HTML, else the
-// /learn/ page again (template/learn/index.html) with status, the message
+// {"error","hint"} for a JSON client (WantsPage), else the /learn/ page
+// again (template/learn/index.html) with status, the message
 // beside form and the username as typed in it, so that only what was
 // wrong is typed again.
 func AuthFailed(api *host.API, form Form, status int, code, message string) any {
-	if !api.PrefersHTML() {
+	if !WantsPage(api) {
 		return host.NewError(status, code, message)
 	}
 	api.Res.WriteHeader(status)
@@ -69,28 +86,34 @@ func SeeOther(api *host.API, loc string) int {
 }
 
 // Guard is the throttle of one form ("login", "register") for one
-// attempt: failures count per client address and per username
-// (App.Throttle, 5 a minute by default), and past the limit every attempt
-// gets 429 with Retry-After, the right password too.
+// attempt: attempts count per client address, tried first, and per
+// username (App.Throttle, 5 a minute by default) from the moment they
+// begin, before the password is checked, so that attempts under way
+// count; past the limit every attempt gets 429 with Retry-After, the
+// right password too. A successful attempt is uncounted.
 type Guard struct {
 	throttle *host.Throttle
+	attempt  *host.Attempt
 	keys     []string // the address's and the lower-cased username's
 }
 
-// Throttle returns the Guard of the attempt to post form as name, and the
-// 429 answer when the attempt is refused (else nil).
+// Throttle begins the attempt to post form as name and returns its Guard,
+// or the 429 answer when the attempt is refused (else nil).
 func Throttle(api *host.API, name string, form Form, username string) (*Guard, any) {
 	g := &Guard{throttle: api.App().Throttle(name),
 		keys: []string{"addr:" + api.ClientIP(), "user:" + strings.ToLower(username)}}
-	if e := g.throttle.Check(g.keys...); e != nil {
+	at, e := g.throttle.Begin(g.keys...)
+	if e != nil {
 		api.Res.Header().Set("Retry-After", e.Header.Get("Retry-After"))
 		return g, AuthFailed(api, form, e.Status, e.Code, e.Hint)
 	}
+	g.attempt = at
 	return g, nil
 }
 
-// Fail counts a failed attempt.
-func (g *Guard) Fail() { g.throttle.Fail(g.keys...) }
-
-// Succeed forgets the username's failures; the address keeps its own.
-func (g *Guard) Succeed() { g.throttle.Reset(g.keys[1]) }
+// Succeed uncounts the attempt and forgets the username's failures; the
+// address keeps its own. An attempt that does not succeed stays counted.
+func (g *Guard) Succeed() {
+	g.attempt.Succeed()
+	g.throttle.Reset(g.keys[1])
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"strings"
 	"time"
 
@@ -96,7 +97,11 @@ func (s *Store) CreateAccount(ctx context.Context, username, password string) (i
 	if username == "" || password == "" {
 		return 0, &ValidationError{Field: "username", Code: "invalid_credentials", Message: "The username and the password are required."}
 	}
-	hash, err := bcrypt.GenerateFromPassword([]byte(password), bcrypt.DefaultCost)
+	var hash []byte
+	err := withHashSlot(ctx, func() (err error) {
+		hash, err = bcrypt.GenerateFromPassword([]byte(password), bcrypt.DefaultCost)
+		return err
+	})
 	if err != nil {
 		return 0, fmt.Errorf("zealgo: store: hash the password: %w", err)
 	}
@@ -140,15 +145,40 @@ func (s *Store) CheckLogin(ctx context.Context, username, password string) (int6
 	err = db.Select("id", "password_hash").Where("username = ?", username).Take(&u).Error
 	switch {
 	case errors.Is(err, gorm.ErrRecordNotFound):
-		_ = s.compareHash(s.dummyHash(), []byte(password))
-		return 0, ErrBadCredentials
+		u.PasswordHash, u.ID = string(s.dummyHash()), 0
 	case err != nil:
 		return 0, fmt.Errorf("zealgo: store: login: %w", err)
 	}
-	if s.compareHash([]byte(u.PasswordHash), []byte(password)) != nil {
+	var wrong error
+	if err := withHashSlot(ctx, func() error {
+		wrong = s.compareHash([]byte(u.PasswordHash), []byte(password))
+		return nil
+	}); err != nil {
+		return 0, fmt.Errorf("zealgo: store: login: %w", err)
+	}
+	if wrong != nil || u.ID == 0 {
 		return 0, ErrBadCredentials
 	}
 	return u.ID, nil
+}
+
+// hashSlots bounds the bcrypt computations under way in the process to
+// the CPU count: a burst of log-ins or registrations queues for the CPUs
+// instead of taking them from every other request, which would then run
+// past the execution limit.
+var hashSlots = make(chan struct{}, runtime.GOMAXPROCS(0))
+
+// withHashSlot runs f, a bcrypt computation, when a slot is free, or
+// returns the error of ctx when it ends first (the request's execution
+// limit, or the client gone).
+func withHashSlot(ctx context.Context, f func() error) error {
+	select {
+	case hashSlots <- struct{}{}:
+	case <-ctx.Done():
+		return fmt.Errorf("zealgo: store: waiting for a CPU to check a password: %w", ctx.Err())
+	}
+	defer func() { <-hashSlots }()
+	return f()
 }
 
 func (s *Store) compareHash(hash, password []byte) error {
