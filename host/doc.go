@@ -72,8 +72,11 @@
 //  4. serveAPI (dispatch.go) resolves the URL to a file under api/
 //     (resolveAPI, route.go, remembered per path) and answers OPTIONS itself;
 //     servePublic (public.go) checks the path, serves static files
-//     (static.go), pages (site, public.go) and wraps the response in a publicWriter, the request's
-//     error writer outside /api/ (errorpage.go).
+//     (static.go) and pages (the site, public.go), and wraps the response
+//     in a publicWriter, the request's error writer outside /api/
+//     (errorpage.go). A path no exact file serves may be served by a
+//     [name] or [...name] file (route parameters: routematch.go, over the
+//     route trees of routetree.go).
 //  5. The path-scoped middleware of the When scopes that cover the path
 //     (middlewareSet.scopedHandler, middleware.go).
 //  6. Load (loadAPI, load.go; tryPage, public.go): the compiled file comes
