@@ -28,6 +28,7 @@ func init() {
 		"CodeNotFound":           reflect.ValueOf(constant.MakeFromLiteral("\"not_found\"", token.STRING, 0)),
 		"CodeRequestEntityLarge": reflect.ValueOf(constant.MakeFromLiteral("\"request_too_large\"", token.STRING, 0)),
 		"CodeRequestTimeout":     reflect.ValueOf(constant.MakeFromLiteral("\"request_timeout\"", token.STRING, 0)),
+		"CodeRouteConflict":      reflect.ValueOf(constant.MakeFromLiteral("\"route_conflict\"", token.STRING, 0)),
 		"CodeTooManyRequests":    reflect.ValueOf(constant.MakeFromLiteral("\"too_many_requests\"", token.STRING, 0)),
 		"CodeUnauthorized":       reflect.ValueOf(constant.MakeFromLiteral("\"unauthorized\"", token.STRING, 0)),
 		"CodeUndefinedMethod":    reflect.ValueOf(constant.MakeFromLiteral("\"undefined_method\"", token.STRING, 0)),
