@@ -49,7 +49,7 @@ write_summary() {
 	echo
 	echo "$head"
 	echo "$rule"
-	for srv in "ref:Echo, compiled" "node:$NODE" "z:zealgo, interpreted" "b:zealgo build, compiled" "php:nginx + PHP-FPM (OPcache; static: nginx alone)"; do
+	for srv in "ref:Echo v5, compiled" "typed:Echo v5, typed structs (ceiling)" "full:Echo v5 + default middleware" "node:$NODE" "z:zealgo, interpreted" "b:zealgo build, compiled" "php:nginx + PHP-FPM (OPcache; static: nginx alone)"; do
 		line="| ${srv#*:} |"
 		for prefix in "${cols[@]}"; do
 			id=$prefix-${srv%%:*}
@@ -60,11 +60,37 @@ write_summary() {
 	echo
 }
 
+# write_shapes: zealgo against each shape of the Echo v5 reference (bare,
+# with the middleware zealgo gives by default, typed structs).
+write_shapes() {
+	local prefix srv id line
+	[ -n "${RPS[get-typed]:-}" ] || return 0
+	echo "### zealgo against each Echo v5 reference (ratio of requests/s)"
+	echo
+	echo "| scenario | zealgo | bare Echo | Echo + default middleware | typed Echo, no middleware (ceiling) |"
+	echo "|---|---|---:|---:|---:|"
+	for prefix in hello get work; do
+		for srv in "b:zealgo build" "z:interpreted"; do
+			id=$prefix-${srv%%:*}
+			[ -n "${RPS[$id]:-}" ] || continue
+			line="| $prefix | ${srv#*:} | $(ratio "${RPS[$id]}" "${RPS[$prefix-ref]}") |"
+			line+=" $(ratio "${RPS[$id]}" "${RPS[$prefix-full]}") | $(ratio "${RPS[$id]}" "${RPS[$prefix-typed]}") |"
+			echo "$line"
+		done
+	done
+	echo
+	echo "Targets (issue 26): \`zealgo build\` at ≥ 1.0 of Echo with the default middleware and ≥ 0.95 of"
+	echo "typed Echo. The default middleware: RequestID, Recover, Secure, BodyLimit(8M),"
+	echo "ContextTimeout(30s), with the server's header, write and idle timeouts (bench/cmd/ref)."
+	echo
+}
+
 write_load() {
 	echo "## Load: requests/s, latency and ratio to the reference (scenarios 0–3)"
 	echo
 	if ! want load; then not_run; return; fi
 	write_summary
+	write_shapes
 	echo "### Every row"
 	echo
 	echo "| scenario | server | requests/s | p50 | p99 | errors | ratio to reference |"

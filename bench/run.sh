@@ -158,8 +158,8 @@ awk 'BEGIN { for (i = 0; i < 4096; i++) printf "%c", (i % 64 == 63) ? 10 : 97 + 
 
 # --- servers ------------------------------------------------------------------
 # Each is started only when a section that was asked for uses it.
-ZPID="" OPID="" JPID="" RPID="" NPID="" FPID="" XPID="" BPID=""
-ZPORT="" OPORT="" OMPORT="" JPORT="" RPORT="" NPORT="" PPORT="" BPORT=""
+ZPID="" OPID="" JPID="" RPID="" NPID="" FPID="" XPID="" BPID="" TPID="" EPID=""
+ZPORT="" OPORT="" OMPORT="" JPORT="" RPORT="" NPORT="" PPORT="" BPORT="" TPORT="" EPORT=""
 if want load || want ops || want tasks || want reload; then
 	ZPORT=$(free_port)
 	"$WORK/bin/zbench" serve --root "$ROOT" --addr "127.0.0.1:$ZPORT" --task-workers 2 --nats off >"$WORK/zbench.log" 2>&1 &
@@ -194,6 +194,19 @@ if want load; then
 	note_cmd "ref --addr 127.0.0.1:\$RPORT --root \$ROOT"
 	wait_port "$RPORT"
 	log "reference pid $RPID port $RPORT"
+	# The two other shapes of the reference: typed structs and no middleware
+	# (the ceiling), and bare with the middleware that gives what zealgo
+	# gives by default.
+	TPORT=$(free_port)
+	"$WORK/bin/ref" --shape typed --addr "127.0.0.1:$TPORT" --root "$ROOT" >"$WORK/ref-typed.log" 2>&1 &
+	TPID=$!; PIDS+=("$TPID")
+	note_cmd "ref --shape typed --addr 127.0.0.1:\$TPORT --root \$ROOT"
+	wait_port "$TPORT"
+	EPORT=$(free_port)
+	"$WORK/bin/ref" --shape full --addr "127.0.0.1:$EPORT" --root "$ROOT" >"$WORK/ref-full.log" 2>&1 &
+	EPID=$!; PIDS+=("$EPID")
+	note_cmd "ref --shape full --addr 127.0.0.1:\$EPORT --root \$ROOT"
+	wait_port "$EPORT"
 	BPORT=$(free_port)
 	"$WORK/bin/zbench-built" serve --root "$ROOT" --addr "127.0.0.1:$BPORT" --task-workers 2 --nats off --data "$WORK/built-data" >"$WORK/zbench-built.log" 2>&1 &
 	BPID=$!; PIDS+=("$BPID")
@@ -219,6 +232,8 @@ ALL_ROWS=(
 	"hello-ref|0. JSON /api/hello|bare Echo, handler compiled (reference)|$RPORT|/api/hello||$CONNS"
 	"hello-z|0. JSON /api/hello|zealgo, handler interpreted|$ZPORT|/api/hello|hello-ref|$CONNS"
 	"hello-b|0. JSON /api/hello|zealgo build, handler compiled|$BPORT|/api/hello|hello-ref|$CONNS"
+	"hello-typed|0. JSON /api/hello|Echo v5, typed structs, no middleware (ceiling)|$TPORT|/api/hello|hello-ref|$CONNS"
+	"hello-full|0. JSON /api/hello|Echo v5 + zealgo's default middleware|$EPORT|/api/hello|hello-ref|$CONNS"
 	"hello-node|0. JSON /api/hello|$NODE|$NPORT|/api/hello|hello-ref|$CONNS"
 	"hello-php|0. JSON /api/hello|$PHP|$PPORT|/api/hello|hello-ref|$CONNS"
 	"get-ref|1. JSON /api/php/get?a=1&b=two|bare Echo, handler compiled (reference)|$RPORT|/api/php/get?a=1&b=two||$CONNS"
@@ -226,17 +241,22 @@ ALL_ROWS=(
 	"get-ops|1. JSON /api/php/get?a=1&b=two|zealgo, handler interpreted, metrics and JSON access log on (ratio to the row above it)|$OPORT|/api/php/get?a=1&b=two|get-z|$CONNS"
 	"get-h|1. JSON /api/php/get?a=1&b=two|zealgo, body in a compiled helper (the floor: framework + one interpreted call)|$ZPORT|/api/bench/gethelper?a=1&b=two|get-ref|$CONNS"
 	"get-b|1. JSON /api/php/get?a=1&b=two|zealgo build, handler compiled|$BPORT|/api/php/get?a=1&b=two|get-ref|$CONNS"
+	"get-typed|1. JSON /api/php/get?a=1&b=two|Echo v5, typed structs, no middleware (ceiling)|$TPORT|/api/php/get?a=1&b=two|get-ref|$CONNS"
+	"get-full|1. JSON /api/php/get?a=1&b=two|Echo v5 + zealgo's default middleware|$EPORT|/api/php/get?a=1&b=two|get-ref|$CONNS"
 	"get-node|1. JSON /api/php/get?a=1&b=two|$NODE|$NPORT|/api/php/get?a=1&b=two|get-ref|$CONNS"
 	"get-php|1. JSON /api/php/get?a=1&b=two|$PHP|$PPORT|/api/php/get?a=1&b=two|get-ref|$CONNS"
 	"work-ref|2. build + JSON-encode 100 records|bare Echo, compiled (reference)|$RPORT|/api/bench/work||$CONNS"
 	"work-z|2. build + JSON-encode 100 records|zealgo, loop interpreted|$ZPORT|/api/bench/work|work-ref|$CONNS"
 	"work-h|2. build + JSON-encode 100 records|zealgo, loop in a compiled helper (Provide)|$ZPORT|/api/bench/helper|work-ref|$CONNS"
 	"work-b|2. build + JSON-encode 100 records|zealgo build, loop compiled|$BPORT|/api/bench/work|work-ref|$CONNS"
+	"work-typed|2. build + JSON-encode 100 records|Echo v5, typed structs, no middleware (ceiling)|$TPORT|/api/bench/work|work-ref|$CONNS"
+	"work-full|2. build + JSON-encode 100 records|Echo v5 + zealgo's default middleware|$EPORT|/api/bench/work|work-ref|$CONNS"
 	"work-node|2. build + JSON-encode 100 records|$NODE|$NPORT|/api/bench/work|work-ref|$CONNS"
 	"work-php|2. build + JSON-encode 100 records|$PHP|$PPORT|/api/bench/work|work-ref|$CONNS"
 	"static-ref|3. static 4 KiB file|bare Echo static (reference)|$RPORT|/file4k.txt||$CONNS"
 	"static-z|3. static 4 KiB file|zealgo public/|$ZPORT|/file4k.txt|static-ref|$CONNS"
 	"static-b|3. static 4 KiB file|zealgo build public/|$BPORT|/file4k.txt|static-ref|$CONNS"
+	"static-full|3. static 4 KiB file|Echo v5 static + zealgo's default middleware|$EPORT|/file4k.txt|static-ref|$CONNS"
 	"static-node|3. static 4 KiB file|$NODE, stat + fs.createReadStream|$NPORT|/file4k.txt|static-ref|$CONNS"
 	"static-php|3. static 4 KiB file|nginx static (sendfile, no PHP)|$PPORT|/file4k.txt|static-ref|$CONNS"
 )
@@ -319,7 +339,7 @@ OPCACHE=""
 if [ -n "$XPID" ]; then OPCACHE=$(http_get "$PPORT" /opcache.php); fi
 PEER_INFO=$(peer_versions)
 # The peers are done: they leave the cores to what follows.
-stop "$NPID" "$XPID" "$FPID" "$RPID"
+stop "$NPID" "$XPID" "$FPID" "$RPID" "$TPID" "$EPID"
 
 # --- 1 with operations on: pairs of short runs ----------------------------------
 # The same server with operations off and on, in back-to-back pairs whose

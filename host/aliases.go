@@ -11,10 +11,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/labstack/echo/v4"
-	"github.com/labstack/echo/v4/middleware"
+	"github.com/labstack/echo/v5"
+	"github.com/labstack/echo/v5/middleware"
 	"github.com/labstack/gommon/bytes"
-	"golang.org/x/time/rate"
 )
 
 // registerReadyAliases registers the aliases every application has; see
@@ -93,11 +92,15 @@ func aliasBodyLimit(args ...string) (func(http.Handler) http.Handler, error) {
 	if err := wantArgs("body-limit", args, 1, 1); err != nil {
 		return nil, err
 	}
-	// Echo's BodyLimit panics on a size its parser refuses: ask it first.
-	if _, err := bytes.Parse(args[0]); err != nil {
+	limit, err := bytes.Parse(args[0])
+	if err != nil {
 		return nil, fmt.Errorf("body-limit: %q is not a size such as 512, 10K or 2M", args[0])
 	}
-	mw := EchoMiddleware(middleware.BodyLimit(args[0]))
+	bl, err := middleware.BodyLimitConfig{LimitBytes: limit}.ToMiddleware()
+	if err != nil {
+		return nil, fmt.Errorf("body-limit: %w", err)
+	}
+	mw := EchoMiddleware(bl)
 	return func(next http.Handler) http.Handler {
 		return mw(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			r.Body = tooLargeBody{r.Body}
@@ -112,8 +115,8 @@ type tooLargeBody struct{ rc io.ReadCloser }
 
 func (b tooLargeBody) Read(p []byte) (int, error) {
 	n, err := b.rc.Read(p)
-	if he, ok := err.(*echo.HTTPError); ok && he.Code == http.StatusRequestEntityTooLarge {
-		err = fmt.Errorf("%w: %v", errTooLarge, he.Message)
+	if err != nil && echo.StatusCode(err) == http.StatusRequestEntityTooLarge {
+		err = fmt.Errorf("%w: %v", errTooLarge, err)
 	}
 	return n, err
 }
@@ -138,13 +141,13 @@ func (a *App) aliasRateLimit(args ...string) (func(http.Handler) http.Handler, e
 		}
 	}
 	var store middleware.RateLimiterStore = middleware.NewRateLimiterMemoryStoreWithConfig(
-		middleware.RateLimiterMemoryStoreConfig{Rate: rate.Limit(per), Burst: burst})
+		middleware.RateLimiterMemoryStoreConfig{Rate: per, Burst: burst})
 	if c := a.sharedCounter(); c != nil {
 		store = newSharedRateStore(c, a.Logger(), args, per, burst)
 	}
 	return EchoMiddleware(middleware.RateLimiterWithConfig(middleware.RateLimiterConfig{
 		Store: store,
-		DenyHandler: func(c echo.Context, _ string, _ error) error {
+		DenyHandler: func(c *echo.Context, _ string, _ error) error {
 			c.Response().Header().Set("Retry-After", "1")
 			return echo.NewHTTPError(http.StatusTooManyRequests,
 				fmt.Sprintf("more than %s requests per second from this address", args[0]))
@@ -193,7 +196,7 @@ func (a *App) aliasBasicAuth(args ...string) (func(http.Handler) http.Handler, e
 	}
 	return EchoMiddleware(middleware.BasicAuthWithConfig(middleware.BasicAuthConfig{
 		Realm: realm,
-		Validator: func(user, pass string, _ echo.Context) (bool, error) {
+		Validator: func(_ *echo.Context, user, pass string) (bool, error) {
 			want, ok := users[user]
 			got := sha256.Sum256([]byte(pass))
 			return subtle.ConstantTimeCompare(want[:], got[:]) == 1 && ok, nil

@@ -3,7 +3,6 @@ package host
 import (
 	"context"
 	"fmt"
-	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -11,7 +10,7 @@ import (
 	"reflect"
 	"sync"
 
-	"github.com/labstack/echo/v4"
+	"github.com/labstack/echo/v5"
 	"github.com/zealgo/zealgo/internal/deadline"
 	"github.com/zealgo/zealgo/internal/gcfloor"
 	"github.com/zealgo/zealgo/internal/sessionstore"
@@ -209,7 +208,7 @@ func (a *App) setup() (err error) {
 	}
 	a.setupRoutes() // route parameters (routematch.go)
 	a.echo = a.newEcho()
-	a.hot.response = *echo.NewResponse(nil, a.echo)
+	a.hot.response = *echo.NewResponse(nil, discardLog)
 	a.hot.staticFast = len(a.global) == 0
 	a.hot.coarse = coarseTimes(&a.cfg) && !a.ops.observe
 	a.root = a.newRoot()
@@ -258,15 +257,20 @@ func (h *router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // answered 405 by echoError.
 func (a *App) newEcho() *echo.Echo {
 	e := echo.New()
-	e.HideBanner, e.HidePort = true, true
-	e.Logger.SetOutput(io.Discard)
+	e.Logger = discardLog
 	e.HTTPErrorHandler = a.echoError
 	api := echo.WrapHandler(http.HandlerFunc(a.serveAPI))
-	e.Any("/api", api)
-	e.Any("/api/*", api)
-	e.Any("/*", echo.WrapHandler(http.HandlerFunc(a.servePublic)))
+	e.Match(routedMethods, "/api", api)
+	e.Match(routedMethods, "/api/*", api)
+	e.Match(routedMethods, "/*", echo.WrapHandler(http.HandlerFunc(a.servePublic)))
 	return e
 }
+
+// routedMethods are the methods the Echo router routes (Echo v4's Any):
+// a request with another method is answered 405 by echoError. Echo v5's
+// Any would route every method, known or not.
+var routedMethods = []string{http.MethodConnect, http.MethodDelete, http.MethodGet, http.MethodHead,
+	http.MethodOptions, http.MethodPatch, http.MethodPost, "PROPFIND", http.MethodPut, http.MethodTrace, "REPORT"}
 
 // rel returns path relative to the application root, slash-separated.
 func (a *App) rel(path string) string {

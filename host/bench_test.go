@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/labstack/echo/v4"
+	"github.com/labstack/echo/v5"
 
 	"github.com/zealgo/zealgo/bench/benchlib"
 	"github.com/zealgo/zealgo/host"
@@ -136,11 +136,11 @@ func benchApp(b *testing.B) http.Handler {
 // benchEcho is the reference: bare Echo with the same handlers compiled.
 func benchEcho() http.Handler {
 	e := echo.New()
-	e.GET("/api/php/get", func(c echo.Context) error {
+	e.GET("/api/php/get", func(c *echo.Context) error {
 		return c.JSON(http.StatusOK, benchlib.QueryParams(c.QueryParams()))
 	})
-	e.GET("/api/bench/noop", func(c echo.Context) error { return c.HTML(http.StatusOK, "ok") })
-	e.GET("/api/bench/work", func(c echo.Context) error {
+	e.GET("/api/bench/noop", func(c *echo.Context) error { return c.HTML(http.StatusOK, "ok") })
+	e.GET("/api/bench/work", func(c *echo.Context) error {
 		return c.JSON(http.StatusOK, map[string]any{"count": 100, "records": benchlib.Build(100)})
 	})
 	return e

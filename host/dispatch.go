@@ -1,10 +1,9 @@
 package host
 
 import (
-	"errors"
 	"net/http"
 
-	"github.com/labstack/echo/v4"
+	"github.com/labstack/echo/v5"
 )
 
 // The request path, top-down (doc.go, "How a request flows", maps every
@@ -45,7 +44,7 @@ func (a *App) entry(next http.Handler) http.Handler {
 func (a *App) outer(st *reqState, w http.ResponseWriter, r *http.Request, next http.Handler) {
 	res := st.res
 	*res = st.resInit
-	res.Writer = w
+	res.ResponseWriter = w
 	res.Header()["X-Request-Id"] = st.vals.one(st.id) // canonical key
 	// Metrics, access log, span name (ops.go); runs after the recover below.
 	if a.ops.observe {
@@ -70,22 +69,22 @@ func (a *App) recoverOuter(st *reqState, r *http.Request) {
 
 // echoError answers the errors Echo's router raises itself (a method it
 // does not route): the JSON envelope under /api/, an error page elsewhere.
-func (a *App) echoError(err error, c echo.Context) {
+func (a *App) echoError(c *echo.Context, err error) {
 	res, r := c.Response(), c.Request()
-	if res.Committed {
+	if er, uerr := echo.UnwrapResponse(res); uerr == nil && er.Committed {
 		return
 	}
 	var w http.ResponseWriter = res
 	if !isAPIPath(r.URL.Path) {
 		w = a.newPublicWriter(res, r)
 	}
-	var he *echo.HTTPError
-	if !errors.As(err, &he) {
+	code, msg := echoStatus(err)
+	if code == 0 {
 		a.fail(w, r, err)
 		return
 	}
-	e := errorf(he.Code, statusCode(he.Code), "%v", he.Message)
-	if he.Code == http.StatusNotFound {
+	e := errorf(code, statusCode(code), "%s", msg)
+	if code == http.StatusNotFound {
 		e.Hint = "nothing is served at " + r.URL.Path
 	}
 	writeError(w, r, e)

@@ -11,7 +11,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/labstack/echo/v4"
+	"github.com/labstack/echo/v5"
 
 	"github.com/zealgo/zealgo/host"
 	"github.com/zealgo/zealgo/internal/testutil"
@@ -365,7 +365,7 @@ func TestMiddlewareSecureHeadersAndEchoAdapter(t *testing.T) {
 			// An Echo middleware that refuses with an error gets the JSON envelope.
 			a.MiddlewareAlias("key", func(args ...string) (func(http.Handler) http.Handler, error) {
 				return host.EchoMiddleware(func(next echo.HandlerFunc) echo.HandlerFunc {
-					return func(c echo.Context) error {
+					return func(c *echo.Context) error {
 						if c.Request().Header.Get("X-Key") != args[0] {
 							return echo.NewHTTPError(http.StatusForbidden, "wrong key")
 						}

@@ -9,7 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/labstack/echo/v4"
+	"github.com/labstack/echo/v5"
 	"github.com/zealgo/zealgo/internal/deadline"
 	"github.com/zealgo/zealgo/internal/logbuf"
 	"go.opentelemetry.io/otel/trace"

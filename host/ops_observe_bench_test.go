@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/labstack/echo/v4"
+	"github.com/labstack/echo/v5"
 	"github.com/zealgo/zealgo/internal/logbuf"
 )
 
@@ -29,7 +29,7 @@ func BenchmarkObserve(b *testing.B) {
 		b.Run(tc.name, func(b *testing.B) {
 			a := observeBenchApp(b, tc.metrics, tc.log, tc.format)
 			r := httptest.NewRequest(http.MethodGet, "/api/php/get?a=1&b=two", nil)
-			res := echo.NewResponse(httptest.NewRecorder(), a.echo)
+			res := echo.NewResponse(httptest.NewRecorder(), nil)
 			res.Status, res.Size = http.StatusOK, 27
 			st := &reqState{id: "1a2b3c4d5e6f7a8b", file: &handlerFile{rel: "api/php/get.go"}}
 			b.ReportAllocs()

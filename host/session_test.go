@@ -13,8 +13,8 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/labstack/echo-contrib/session"
-	"github.com/labstack/echo/v4"
+	"github.com/gorilla/sessions"
+	"github.com/labstack/echo/v5"
 
 	"github.com/zealgo/zealgo/host"
 	"github.com/zealgo/zealgo/internal/testutil"
@@ -337,16 +337,28 @@ func TestSessionSecretConfig(t *testing.T) {
 	}
 }
 
-// TestSessionEchoContrib: echo-contrib's session.Get in an Echo middleware
-// adapted by EchoMiddleware sees and changes the request's own session.
+// echoContribSessionGet is echo-contrib/v5's session.Get as it reads the
+// store (echo-contrib/v5 is not in the module graph): the gorilla
+// sessions.Store kept under the context key "_session_store".
+func echoContribSessionGet(name string, c *echo.Context) (*sessions.Session, error) {
+	s := c.Get("_session_store")
+	if s == nil {
+		return nil, fmt.Errorf("%q session store not found", "_session_store")
+	}
+	return s.(sessions.Store).Get(c.Request(), name)
+}
+
+// TestSessionEchoContrib: echo-contrib/v5's session.Get in an Echo v5
+// middleware adapted by EchoMiddleware sees and changes the request's own
+// session.
 func TestSessionEchoContrib(t *testing.T) {
 	ta := newTestAppWith(t, sessionFiles, func(a *host.App) {
 		a.Use(host.EchoMiddleware(func(next echo.HandlerFunc) echo.HandlerFunc {
-			return func(c echo.Context) error {
+			return func(c *echo.Context) error {
 				if c.Request().URL.Path != "/api/s/get" {
 					return next(c)
 				}
-				sess, err := session.Get("zealgo_session", c)
+				sess, err := echoContribSessionGet("zealgo_session", c)
 				if err != nil {
 					return err
 				}

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/labstack/echo/v4"
+	"github.com/labstack/echo/v5"
 )
 
 // Static files: any file under public/ that is not a page is sent by
@@ -226,7 +226,7 @@ func (fw fileWriter) ReadFrom(src io.Reader) (int64, error) {
 	if !res.Committed {
 		res.WriteHeader(http.StatusOK)
 	}
-	rf, ok := res.Writer.(io.ReaderFrom)
+	rf, ok := res.ResponseWriter.(io.ReaderFrom)
 	if !ok {
 		return io.Copy(res, src)
 	}

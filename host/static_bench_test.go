@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/labstack/echo/v4"
+	"github.com/labstack/echo/v5"
 
 	"github.com/zealgo/zealgo/host"
 	"github.com/zealgo/zealgo/internal/testutil"
@@ -43,7 +43,6 @@ func BenchmarkStatic(b *testing.B) {
 	}
 	b.Cleanup(func() { app.Close() })
 	e := echo.New()
-	e.HideBanner = true
 	e.Static("/", filepath.Join(root, "public"))
 
 	handlers := []http.Handler{e, zh} // 0: echo, 1: zealgo

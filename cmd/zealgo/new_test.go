@@ -121,6 +121,12 @@ func TestNewApplication(t *testing.T) {
 			t.Errorf("go.mod lacks %q:\n%s", w, gomod)
 		}
 	}
+	// Echo v4 and echo-contrib left zealgo's module graph (issue 26).
+	for _, old := range []string{"labstack/echo/v4", "labstack/echo-contrib", "gorilla/context"} {
+		if strings.Contains(gomod, old) {
+			t.Errorf("go.mod lists %s:\n%s", old, gomod)
+		}
+	}
 	if _, err := os.Stat(filepath.Join(app, "go.sum")); err != nil {
 		t.Errorf("go mod tidy wrote no go.sum: %v", err)
 	}

@@ -210,3 +210,36 @@ func waitListen(t *testing.T, addr string) {
 		return err == nil
 	})
 }
+
+// TestShapesAnswerAsBare: the typed and full references answer every
+// benchmark request as the bare one does, so that their rows in
+// bench/RESULTS.md measure the same work; an unknown shape is refused.
+func TestShapesAnswerAsBare(t *testing.T) {
+	root := benchRoot(t)
+	ref := httptest.NewServer(newRef(root))
+	defer ref.Close()
+	for _, shape := range []string{"typed", "full"} {
+		e, err := newShape(shape, root)
+		if err != nil {
+			t.Fatal(err)
+		}
+		srv := httptest.NewServer(e)
+		for _, path := range []string{"/api/hello", "/api/php/get?a=1&b=two", "/api/bench/work", "/file4k.txt"} {
+			sameAnswer(t, ref.URL, srv.URL, path, path)
+		}
+		if shape == "full" {
+			resp, err := http.Get(srv.URL + "/api/hello")
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if resp.Header.Get("X-Request-Id") == "" || resp.Header.Get("X-Content-Type-Options") == "" {
+				t.Errorf("full shape: no request id or secure headers: %v", resp.Header)
+			}
+		}
+		srv.Close()
+	}
+	if _, err := newShape("fancy", root); err == nil {
+		t.Error("an unknown shape was accepted")
+	}
+}

@@ -18,7 +18,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/labstack/echo/v4"
+	"github.com/labstack/echo/v5"
 	"github.com/zealgo/zealgo/bench/benchlib"
 	"github.com/zealgo/zealgo/host"
 	"github.com/zealgo/zealgo/symbols"
@@ -75,10 +75,10 @@ func app(b *testing.B, conf func(*host.Config)) http.Handler {
 // features against its structure).
 func BenchmarkBuilt(b *testing.B) {
 	e := echo.New()
-	e.GET("/api/hello", func(c echo.Context) error {
+	e.GET("/api/hello", func(c *echo.Context) error {
 		return c.JSON(http.StatusOK, map[string]any{"message": "hello"})
 	})
-	e.GET("/api/php/get", func(c echo.Context) error {
+	e.GET("/api/php/get", func(c *echo.Context) error {
 		return c.JSON(http.StatusOK, benchlib.QueryParams(c.QueryParams()))
 	})
 	for _, tc := range []struct{ name, target string }{
