@@ -4,6 +4,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -121,5 +122,78 @@ func TestRouteTreeSymlinkLoop(t *testing.T) {
 	case <-done:
 	case <-time.After(20 * time.Second):
 		t.Fatal("the search did not end")
+	}
+}
+
+// FuzzRouteParams: whatever the request target, resolution with route
+// parameters never panics, names a file inside the api directory that
+// exists, holds values that are no empty, ".", ".." or slash-holding
+// segment, lets an existing exact file win, and, when no parameter
+// serves the path, answers as resolveAPI does.
+func FuzzRouteParams(f *testing.F) {
+	for _, s := range []string{"/api/articles/how-to", "/api/articles/feed", "/api/articles/x/comments/7",
+		"/api/files/a/b/c", "/api/users/me/posts", "/api/users/me/settings", "/api/articles/a%2Fb",
+		"/api/articles/%2e%2e", "/api/files/a/../b", "/api/articles/zo%C3%AB", "/api/x%00"} {
+		f.Add(s)
+	}
+	dir := filepath.Join(f.TempDir(), "api")
+	writeFiles(f, dir, "articles/[slug].go", "articles/feed.go", "articles/[slug]/comments/[id].go",
+		"files/[...path].go", "users/me/settings.go", "users/[id]/posts.go")
+	tree := newRouteTree(dir, "api", false, slog.Default())
+	f.Cleanup(func() { tree.close() })
+	f.Fuzz(func(t *testing.T, target string) {
+		u, err := url.ParseRequestURI(target)
+		if err != nil {
+			return
+		}
+		r := &http.Request{Method: "GET", URL: u}
+		rt, e := tree.resolveAPI(dir, r)
+		plain, pe := resolveAPI(dir, r)
+		_, statErr := os.Stat(plain.file)
+		switch {
+		case e != nil && (e.Status != 400 && e.Status != 404 || !reflect.DeepEqual(e, pe)):
+			t.Fatalf("%q: %+v, without parameters %+v", target, e, pe)
+		case e != nil:
+			return
+		case pe == nil && statErr == nil && !reflect.DeepEqual(rt, plain):
+			t.Fatalf("%q: %+v, but the exact file %s exists", target, rt, plain.file)
+		case len(rt.params) == 0 && (!reflect.DeepEqual(rt, plain) || pe != nil):
+			t.Fatalf("%q: %+v, without parameters %+v %v", target, rt, plain, pe)
+		case len(rt.params) == 0:
+			return
+		}
+		if !within(dir, rt.file) || filepath.Clean(rt.file) != rt.file {
+			t.Fatalf("%q resolves to %q, outside %q", target, rt.file, dir)
+		}
+		if _, err := os.Stat(rt.file); err != nil {
+			t.Fatalf("%q resolves to %q: %v", target, rt.file, err)
+		}
+		for _, p := range rt.params {
+			if p.name != "path" && !paramValue(p.value) || p.name == "path" && !allParamValues(strings.Split(p.value, "/")) {
+				t.Fatalf("%q: value %q of %s", target, p.value, p.name)
+			}
+		}
+	})
+}
+
+// TestRouteParamSymlinkOut: a [name] directory or file that is a symlink
+// leading out of api/ serves nothing.
+func TestRouteParamSymlinkOut(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "api")
+	outside := t.TempDir()
+	writeFiles(t, dir, "in/ok.go")
+	writeFiles(t, outside, "secret.go", "x.go")
+	for link, target := range map[string]string{"[x]": outside, "in/[name].go": filepath.Join(outside, "secret.go")} {
+		if err := os.Symlink(target, filepath.Join(dir, filepath.FromSlash(link))); err != nil {
+			t.Skip("no symlinks:", err)
+		}
+	}
+	tree := newRouteTree(dir, "api", false, slog.Default())
+	defer tree.close()
+	for _, target := range []string{"/api/anything/secret", "/api/in/secret", "/api/in/other"} {
+		rt, e := tree.resolveAPI(dir, httptest.NewRequest(http.MethodGet, target, nil))
+		if e != nil || len(rt.params) != 0 || strings.Contains(rt.file, "[") {
+			t.Errorf("%s: %+v %v", target, rt, e)
+		}
 	}
 }
