@@ -3,6 +3,8 @@ package host_test
 import (
 	"io"
 	"log/slog"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -174,4 +176,25 @@ func BenchmarkRouteParam(b *testing.B) {
 	b.Cleanup(func() { app.Close() })
 	b.Run("static", func(b *testing.B) { benchServe(b, h, "/api/bench/noop") })
 	b.Run("param", func(b *testing.B) { benchServe(b, h, "/api/bench/how-to-train") })
+	// paired serves both in turn, so that a busy machine slows both
+	// alike, and reports the ratio of their times (param/static).
+	b.Run("paired", func(b *testing.B) {
+		reqs := [2]*http.Request{httptest.NewRequest(http.MethodGet, "/api/bench/noop", nil),
+			httptest.NewRequest(http.MethodGet, "/api/bench/how-to-train", nil)}
+		w := &benchWriter{h: http.Header{}}
+		var spent [2]time.Duration
+		for i := 0; i < b.N; i++ {
+			for k := range 2 {
+				k = (k + i) % 2 // each goes first every other time
+				w.reset()
+				start := time.Now()
+				h.ServeHTTP(w, reqs[k])
+				spent[k] += time.Since(start)
+				if w.status != 0 && w.status != http.StatusOK {
+					b.Fatalf("%s: %d", reqs[k].URL, w.status)
+				}
+			}
+		}
+		b.ReportMetric(float64(spent[1])/float64(spent[0]), "param/static")
+	})
 }
