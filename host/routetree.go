@@ -1,7 +1,6 @@
 package host
 
 import (
-	"errors"
 	"io/fs"
 	"log/slog"
 	"os"
@@ -373,7 +372,3 @@ func firstEntry(msg string) string {
 	first, _, _ := strings.Cut(after, " and ")
 	return strings.TrimSuffix(first, "/")
 }
-
-// errRouteConflict marks a request that reached a level whose parameters
-// conflict.
-var errRouteConflict = errors.New("zealgo: route conflict")
