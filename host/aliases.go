@@ -27,6 +27,7 @@ func (a *App) registerReadyAliases() {
 	a.aliases["gzip"] = aliasGzip
 	a.aliases["timeout"] = aliasTimeout
 	a.aliases["secure-headers"] = aliasSecureHeaders
+	a.aliases["jwt"] = a.aliasJWT
 }
 
 // wantArgs refuses a number of arguments outside min to max.

@@ -161,10 +161,14 @@ func (a *API) Int(name string) (int, bool) {
 }
 
 // IsAuthenticated reports what the application's auth checker says of this
-// request; false when none is registered.
+// request; when none is registered, whether the jwt alias verified a token
+// for it.
 func (a *API) IsAuthenticated() bool {
 	f := a.app.hooks.auth
-	return f != nil && f(a.G())
+	if f == nil {
+		return tokenOf(a.r) != nil
+	}
+	return f(a.G())
 }
 
 // IsAdmin reports what the application's admin checker says of this
@@ -175,11 +179,13 @@ func (a *API) IsAdmin() bool {
 }
 
 // Username returns what the application's username provider says of this
-// request; "", false when none is registered.
+// request; when none is registered, the claim of the token the jwt alias
+// verified ("sub" unless the alias names another), or "", false.
 func (a *API) Username() (string, bool) {
 	f := a.app.hooks.username
 	if f == nil {
-		return "", false
+		t := tokenOf(a.r)
+		return tokenUser(t), t != nil && t.user != ""
 	}
 	return f(a.G())
 }

@@ -1,12 +1,10 @@
 package host
 
 import (
-	"context"
 	"crypto/rand"
 	"encoding/json"
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
 	"regexp"
 	"strconv"
@@ -21,31 +19,6 @@ import (
 // host then compiles a file with no such error as the server would, for
 // what only it knows (the handler funcs a file must declare, their
 // signatures, its middleware list); templates are parsed too.
-
-func (a *App) cmdCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := a.flags("check", stderr)
-	asJSON := fs.Bool("json", false, "print the problems as one JSON object, for editors and CI")
-	strict := fs.Bool("strict", false, "exit 1 on warnings too (constructs that run differently interpreted and built)")
-	if err := a.parseFlags(fs, args); err != nil { // flags_env.go
-		return 2
-	}
-	if a.cfg.Logger == nil {
-		a.cfg.Logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	}
-	problems, n, err := a.checkAll()
-	if err != nil {
-		fmt.Fprintln(stderr, err)
-		return 2
-	}
-	if *asJSON {
-		writeCheckJSON(stdout, problems, n)
-	} else {
-		for _, p := range problems {
-			fmt.Fprintln(stdout, p)
-		}
-	}
-	return checkSummary(stderr, problems, n, *strict)
-}
 
 // checkSummary prints the last line of check and returns its exit status:
 // 1 on errors (and, with strict, on warnings), else 0. A warning is a

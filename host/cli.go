@@ -2,25 +2,27 @@ package host
 
 import (
 	"context"
-	"flag"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
 	"path/filepath"
-	"sort"
 	"strings"
 	"syscall"
-	"text/tabwriter"
 
-	"github.com/zealgo/zealgo/internal/buildgen"
-	"github.com/zealgo/zealgo/interp"
+	"github.com/spf13/cobra"
 )
+
+// The command line (the cli*.go files) is built on cobra: it configures
+// an App and calls it; nothing outside these files calls into them.
 
 // Main runs the command line of an application and exits with its status:
 //
 //	serve   answer HTTP requests (the default)
 //	check   check every handler, page and task file and every template; exit 1 on problems
+//	vet     run go vet's analyzers over every handler, page and task file
+//	        (internal/vet); exit 1 on findings
 //	routes  list the endpoints and pages with their methods
 //	migrate run the .sql files under migrations/ that have not run (takes
 //	        --data and --db as serve does)
@@ -32,11 +34,12 @@ import (
 //	        $ZEALGO_SOURCE), then run go mod tidy there when go is on the PATH
 //	build   zealgo build [-o FILE] [--embed] [--main PKG]: compile every
 //	        handler, page and task file with the Go compiler into one
-//	        binary whose main is this program's (build.go, compiled.go)
-//	help    list the commands
+//	        binary whose main is this program's (internal/buildgen, compiled.go)
+//	completion bash|zsh|fish|powershell: print the shell's completion script
+//	help    list the commands; help COMMAND and COMMAND --help list its flags
 //
 // Every command but new takes --root DIR, the application directory (default ".");
-// check also takes --json (its problems as one JSON object).
+// check and vet also take --json (their findings as one JSON object).
 // serve also takes:
 //
 //	--addr HOST:PORT      address to listen on (default 127.0.0.1:8080, or :$PORT)
@@ -85,6 +88,10 @@ import (
 // Main supervises serve; App.Run, Handler and Serve, called by Go code,
 // serve in-process.
 //
+// Flags take two dashes or, as with Go's flag package, one (-root DIR);
+// -h and -o are one-letter flags. A usage error (an unknown command or
+// flag, a bad value) exits with status 2.
+//
 // Every flag can also be set by the environment variable ZEALGO_<FLAG>
 // (upper case, dashes to underscores: ZEALGO_TASK_WORKERS); a flag on the
 // command line wins over its variable. The environment variables
@@ -102,230 +109,128 @@ func Main(app *App) {
 	os.Exit(code)
 }
 
-// command is a subcommand of Run.
-type command struct {
-	summary string
-	run     func(a *App, ctx context.Context, args []string, stdout, stderr io.Writer) int
-}
-
-// commands are the subcommands of Run.
-var commands = map[string]command{
-	"serve":  {"answer HTTP requests", (*App).cmdServe},
-	"check":  {"check every handler, page and task file and every template; exit 1 on problems", (*App).cmdCheck},
-	"routes": {"list the endpoints and pages with their methods", (*App).cmdRoutes},
-	"worker": {"", (*App).cmdWorker}, // hidden: a task worker, started by serve (task_worker.go)
-	// migrate is added by db.go
-}
-
 // Run runs the command line args (without the program name) and returns
 // the exit status. Serving stops when ctx is done.
 func (a *App) Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	name := "serve"
-	if len(args) > 0 && (!strings.HasPrefix(args[0], "-") || isHelp(args[0])) {
-		name, args = args[0], args[1:]
+	c := &cli{a: a, name: "zealgo", stdout: stdout, stderr: stderr}
+	if a.sup.fromMain && len(os.Args) > 0 { // help and completion name the program
+		c.name = filepath.Base(os.Args[0])
 	}
-	if name == "help" || isHelp(name) {
-		usage(stdout)
-		return 0
+	return c.run(ctx, args)
+}
+
+// cli is the command line of one App, for one run.
+type cli struct {
+	a              *App
+	name           string // the program's name in help, usage lines and completion scripts
+	stdout, stderr io.Writer
+	args           []string // the arguments after the command's name: serve's supervised child gets them
+	code           int      // the exit status of the command that ran
+}
+
+// commands returns the command tree: every command of the program is
+// added here, and nowhere else. Cobra adds help and completion.
+func (c *cli) commands() *cobra.Command {
+	root := &cobra.Command{
+		Use:   c.name,
+		Short: "serve a directory of handler files",
+		Long: "Every Go file under api/ is an HTTP endpoint and every page under public/ a page, with no route\n" +
+			"registration, no recompile and no restart. Without a command, " + c.name + " serves (" + c.name + " serve).",
+		SilenceErrors: true, // run prints them, with the usage
+		SilenceUsage:  true,
 	}
-	c, ok := commands[name]
-	if !ok {
-		fmt.Fprintf(stderr, "zealgo: unknown command %q\n", name)
-		usage(stderr)
+	root.SetOut(c.stdout)
+	root.SetErr(c.stderr)
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return err })
+	root.AddCommand(
+		c.serveCmd(),   // cli_serve.go
+		c.checkCmd(),   // cli_commands.go
+		c.vetCmd(),     // cli_vet.go
+		c.routesCmd(),  // cli_commands.go
+		c.migrateCmd(), // cli_commands.go
+		c.natsCmd(),    // cli_commands.go
+		c.newCmd(),     // cli_new.go
+		c.buildCmd(),   // cli_commands.go
+		c.workerCmd(),  // cli_commands.go, hidden: a task worker, started by serve (task_worker.go)
+	)
+	for _, cmd := range root.Commands() {
+		if cmd.Annotations[annotationNoEnv] == "" {
+			envHelp(cmd) // cli_env.go
+		}
+	}
+	return root
+}
+
+// command makes a command named by the first word of use, which runs
+// run with its flags set from the command line, else from their
+// environment variables (cli_env.go), and its positional arguments.
+func (c *cli) command(use, short string, run func(cmd *cobra.Command, args []string) int) *cobra.Command {
+	return &cobra.Command{
+		Use:   use,
+		Short: short,
+		Args:  c.noArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if cmd.Annotations[annotationNoEnv] == "" {
+				if err := flagsFromEnv(cmd.Flags()); err != nil {
+					return err
+				}
+			}
+			c.code = run(cmd, args)
+			return nil
+		},
+	}
+}
+
+// noArgs refuses positional arguments.
+func (c *cli) noArgs(cmd *cobra.Command, args []string) error {
+	if len(args) > 0 {
+		return fmt.Errorf("zealgo %s: unexpected arguments %s", cmd.Name(), strings.Join(args, " "))
+	}
+	return nil
+}
+
+// run parses args, runs the command they name (serve when the first is
+// a flag, or when there is none) and returns its exit status: 2 on a
+// usage error, which it prints with the usage.
+func (c *cli) run(ctx context.Context, args []string) int {
+	root := c.commands()
+	if len(args) == 0 || (strings.HasPrefix(args[0], "-") && !isHelp(args[0])) {
+		args = append([]string{"serve"}, args...)
+	}
+	if !strings.HasPrefix(args[0], cobra.ShellCompRequestCmd) { // completion requests keep the word being completed
+		fs, n := root.Flags(), 0
+		if sub, _, err := root.Find(args[:1]); err == nil && sub != root {
+			fs, n = sub.Flags(), 1
+		}
+		args = append(args[:n:n], goStyleFlags(fs, args[n:])...) // cli_env.go
+	}
+	c.args = args[1:]
+	root.SetArgs(args)
+	cmd, err := root.ExecuteContextC(ctx)
+	if err != nil {
+		c.usageError(root, cmd, err)
 		return 2
 	}
-	return c.run(a, ctx, args, stdout, stderr)
+	return c.code
 }
 
 func isHelp(arg string) bool { return arg == "-h" || arg == "-help" || arg == "--help" }
 
-func usage(w io.Writer) {
-	fmt.Fprintln(w, "usage: zealgo <command> [flags]   (zealgo <command> -h lists its flags)")
-	fmt.Fprintln(w, "commands:")
-	names := make([]string, 0, len(commands))
-	for n := range commands {
-		names = append(names, n)
+// usageError prints err and, unless it is an environment variable's
+// error, how to use cmd: the commands when it is the root.
+func (c *cli) usageError(root, cmd *cobra.Command, err error) {
+	msg := err.Error()
+	if !strings.HasPrefix(msg, "zealgo") {
+		msg = "zealgo: " + msg
 	}
-	sort.Strings(names)
-	for _, n := range names {
-		if commands[n].summary != "" {
-			fmt.Fprintf(w, "  %-8s %s\n", n, commands[n].summary)
-		}
+	fmt.Fprintln(c.stderr, msg)
+	var envErr *envError
+	switch {
+	case errors.As(err, &envErr):
+	case cmd == nil || cmd == root:
+		fmt.Fprintln(c.stderr)
+		fmt.Fprint(c.stderr, root.UsageString())
+	default:
+		fmt.Fprintf(c.stderr, "usage: %s\n(%s --help lists its flags)\n", cmd.UseLine(), cmd.CommandPath())
 	}
-	fmt.Fprintf(w, "  %-8s %s\n", "help", "list the commands")
-}
-
-// flags returns a flag set bound to the application's configuration.
-func (a *App) flags(name string, stderr io.Writer) *flag.FlagSet {
-	fs := flag.NewFlagSet("zealgo "+name, flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.StringVar(&a.cfg.Root, "root", a.cfg.Root, "application directory holding api/, public/, task/")
-	return fs
-}
-
-func (a *App) cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := a.flags("serve", stderr)
-	fs.StringVar(&a.cfg.Addr, "addr", a.cfg.Addr, "address to listen on (default 127.0.0.1:8080, or :$PORT)")
-	dataHelp := "data directory for session files, generated secrets and application data; a relative `DIR` is taken from the working directory"
-	if a.cfg.DataDir == "" { // else flag shows the default the application set
-		dataHelp += " (default <root>/data, i.e. ./data with the default root)"
-	}
-	fs.StringVar(&a.cfg.DataDir, "data", a.cfg.DataDir, dataHelp)
-	var redisURL string
-	redisHelp := "keep sessions in the Redis server at `URL`, e.g. redis://127.0.0.1:6379/0"
-	if a.cfg.Session.Redis == "" && a.cfg.Session.Backend == nil {
-		redisHelp += " (default $" + SessionRedisEnv + ", else files under the data directory)"
-	}
-	fs.StringVar(&redisURL, "session-redis", "", redisHelp)
-	fs.IntVar(&a.cfg.TaskWorkerNum, "task-workers", a.cfg.TaskWorkerNum, "number of task worker processes")
-	fs.BoolVar(&a.cfg.TaskEnableCoroutine, "task-coroutine", a.cfg.TaskEnableCoroutine, "run each task in its own goroutine")
-	fs.BoolVar(&a.cfg.Dev, "dev", a.cfg.Dev, "development mode: show compile errors with source in pages")
-	applyDB, applyNATS := a.dbFlag(fs), a.natsFlags(fs)
-	a.opsFlags(fs) // flags_env.go
-	a.superviseFlags(fs)
-	a.edgeFlags(fs) // --max-body, --body-timeout, --write-timeout, --trusted-origins, --trusted-proxies, --frame-ancestors
-	if err := a.parseFlags(fs, args); err != nil {
-		return 2
-	}
-	applyDB()
-	applyNATS()
-	// Set only when given: its default would show a URL set in code, and
-	// its password, in the help text.
-	redisSet := false
-	fs.Visit(func(f *flag.Flag) { redisSet = redisSet || f.Name == "session-redis" })
-	if redisSet {
-		if a.cfg.Session.Backend != nil {
-			fmt.Fprintln(stderr, "zealgo: --session-redis: this application keeps sessions in a store of its own (Config.Session.Backend)")
-			return 2
-		}
-		a.cfg.Session.Redis = redisURL
-	}
-	if a.cfg.Logger == nil {
-		logs, err := a.newServeLogs(stderr) // accesslog.go
-		if err != nil {
-			fmt.Fprintln(stderr, err)
-			return 2
-		}
-		defer logs.Close()
-		a.cfg.Logger = logs.Main
-		if a.cfg.Ops.AccessLogger == nil {
-			a.cfg.Ops.AccessLogger = logs.Bulk
-		}
-	}
-	defer a.logAsDefault()() // slog in handler files writes through the same log
-	// In-process, or as the supervisor of a child that is this program
-	// with the same arguments and environment (supervise.go).
-	return a.serveCommand(ctx, args, stdout, stderr)
-}
-
-func (a *App) cmdRoutes(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := a.flags("routes", stderr)
-	if err := a.parseFlags(fs, args); err != nil {
-		return 2
-	}
-	routes, err := a.Routes()
-	if err != nil {
-		fmt.Fprintln(stderr, err)
-		return 1
-	}
-	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "URL\tMETHODS\tFILE\tNOTE")
-	for _, r := range routes {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", r.URL, r.Methods, r.File, r.Note)
-	}
-	tw.Flush()
-	return 0
-}
-
-// prepare resolves the application's directories; it does not start anything.
-func (a *App) prepare() error {
-	if a.dirs.root != "" {
-		return nil
-	}
-	a.log = a.Logger()
-	root, err := filepath.Abs(a.cfg.Root)
-	if err != nil {
-		return fmt.Errorf("zealgo: root: %w", err)
-	}
-	real, err := filepath.EvalSymlinks(root)
-	if err != nil {
-		return fmt.Errorf("zealgo: root %s: %w", a.cfg.Root, err)
-	}
-	a.dirs = appDirs{root: real, api: filepath.Join(real, "api"), public: filepath.Join(real, "public"),
-		task: filepath.Join(real, "task"), template: filepath.Join(real, "template")}
-	if a.cfg.DataDir == "" {
-		a.cfg.DataDir = filepath.Join(real, "data")
-	}
-	if a.dirs.module, err = interp.FindModule(real); err != nil {
-		return fmt.Errorf("zealgo: root %s: %w", a.cfg.Root, err)
-	}
-	return a.useEmbedded() // zealgo build --embed (embed.go)
-}
-
-// Route is one endpoint or page, as Routes lists it.
-type Route struct {
-	URL     string // e.g. /api/device/list
-	Methods string // the Allow list
-	File    string // relative to the root
-	Note    string // mode, or the problem that keeps the file from loading
-}
-
-// Routes compiles every handler and page file and lists what it serves.
-func (a *App) Routes() ([]Route, error) {
-	if err := a.prepare(); err != nil {
-		return nil, err
-	}
-	var out []Route
-	for _, d := range []struct{ dir, prefix string }{{a.dirs.api, "/api/"}, {a.dirs.public, "/"}} {
-		files, err := goFiles(d.dir)
-		if err != nil {
-			return nil, err
-		}
-		for _, path := range files {
-			rel, _ := filepath.Rel(d.dir, path)
-			url := d.prefix + routeURL(strings.TrimSuffix(filepath.ToSlash(rel), ".go")) // {slug}, {path...}
-			if d.prefix == "/" {
-				url = pageURL(url)
-			}
-			r := Route{URL: url, File: a.rel(path)}
-			prog, _, err := a.compile(d.dir, path)
-			var f *handlerFile
-			if err == nil {
-				f, err = a.analyze(prog, r.File)
-			}
-			if err != nil {
-				r.Methods, r.Note = "-", firstLine(err.Error())
-			} else {
-				r.Methods = f.allow
-				r.Note = "mode 2 (per method)"
-				if f.all != nil {
-					r.Note = "mode 1 (" + f.all.name + ")"
-				}
-			}
-			out = append(out, r)
-		}
-	}
-	return out, nil
-}
-
-// pageURL turns "/admin/index" into "/admin/" and "/index" into "/".
-func pageURL(u string) string {
-	if u == "/index" {
-		return "/"
-	}
-	if s, ok := strings.CutSuffix(u, "/index"); ok {
-		return s + "/"
-	}
-	return u
-}
-
-// goFiles lists the .go files below dir, sorted, as zealgo build
-// compiles them; none if dir is missing.
-var goFiles = buildgen.GoFiles
-
-func firstLine(s string) string {
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		return s[:i]
-	}
-	return s
 }

@@ -3,10 +3,6 @@ package host
 import (
 	"context"
 	"database/sql"
-	"flag"
-	"fmt"
-	"io"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -103,61 +99,4 @@ func (a *App) closeDB() {
 	if err := a.db.pool.Close(); err != nil {
 		a.Logger().Warn("zealgo: closing the database", "err", err)
 	}
-}
-
-// dbFlag adds --db to a command's flags; the returned func applies it
-// after parsing, when it was given (its default would show a URL set in
-// code, and its password, in the help text).
-func (a *App) dbFlag(fs *flag.FlagSet) func() {
-	var url string
-	help := "the database at `URL`: sqlite:PATH or postgres://user:password@host/dbname"
-	if a.cfg.DB == "" {
-		help += " (default $" + DBEnv + ", else SQLite <data>/" + DBFile + ")"
-	}
-	fs.StringVar(&url, "db", "", help)
-	return func() {
-		fs.Visit(func(f *flag.Flag) {
-			if f.Name == "db" {
-				a.cfg.DB = url
-			}
-		})
-	}
-}
-
-func init() {
-	commands["migrate"] = command{"run the database migrations under migrations/ that have not run", (*App).cmdMigrate}
-}
-
-// cmdMigrate runs the migrations under migrations/ and exits, starting
-// nothing else.
-func (a *App) cmdMigrate(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := a.flags("migrate", stderr)
-	fs.StringVar(&a.cfg.DataDir, "data", a.cfg.DataDir, "data directory, which holds the default SQLite database (default <root>/data)")
-	applyDB := a.dbFlag(fs)
-	if err := a.parseFlags(fs, args); err != nil {
-		return 2
-	}
-	applyDB()
-	if a.cfg.Logger == nil {
-		a.cfg.Logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	}
-	if err := a.prepare(); err != nil {
-		fmt.Fprintln(stderr, err)
-		return 1
-	}
-	if err := a.openDB(false); err != nil {
-		fmt.Fprintln(stderr, err)
-		return 1
-	}
-	defer a.closeDB()
-	res, err := a.migrate(ctx)
-	for _, f := range res.Applied {
-		fmt.Fprintln(stdout, "applied", f)
-	}
-	if err != nil {
-		fmt.Fprintln(stderr, err)
-		return 1
-	}
-	fmt.Fprintf(stderr, "zealgo migrate: %d applied, %d already run, on %s\n", len(res.Applied), res.Files-len(res.Applied), a.db.src)
-	return 0
 }

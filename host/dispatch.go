@@ -190,7 +190,7 @@ func (a *App) invoke(w http.ResponseWriter, r *http.Request) {
 		api.input()
 	}
 	v, err := st.fn.call(api)
-	if in.err != nil && !res.Committed() { // the handler recovered from inputAbort
+	if in.err != nil && !in.handed && !res.Committed() { // the handler recovered from inputAbort
 		writeError(res, r, in.err)
 		_ = res.commit()
 		return

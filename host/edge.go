@@ -2,7 +2,6 @@ package host
 
 import (
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"net"
@@ -12,7 +11,6 @@ import (
 	"time"
 
 	"github.com/labstack/echo/v5"
-	"github.com/labstack/gommon/bytes"
 )
 
 // The edge: what every request gets before the global middleware, set up
@@ -271,38 +269,4 @@ func (b *timedBody) Read(p []byte) (int, error) {
 		err = fmt.Errorf("%w: %w", errBodyTimeout, err)
 	}
 	return n, err
-}
-
-// edgeFlags adds the serve flags of the edge and the input limits to fs.
-func (a *App) edgeFlags(fs *flag.FlagSet) {
-	fs.Func("max-body", fmt.Sprintf("largest request body a handler reads, e.g. 512K, 8M, 1G (default %s)",
-		bytes.Format(a.cfg.MaxBodyBytes)), func(s string) error {
-		n, err := bytes.Parse(s)
-		if err != nil || n <= 0 {
-			return fmt.Errorf("%q is not a size such as 512K, 8M or 1G", s)
-		}
-		a.cfg.MaxBodyBytes = n
-		return nil
-	})
-	fs.DurationVar(&a.cfg.BodyTimeout, "body-timeout", a.cfg.BodyTimeout,
-		"close a request whose body makes no progress for this long (0: no limit)")
-	fs.DurationVar(&a.cfg.WriteTimeout, "write-timeout", a.cfg.WriteTimeout,
-		"cut a handler's response that does not reach the client within this long of its start or of its last flush (0: no limit)")
-	fs.Func("trusted-origins", "comma-separated `ORIGINS` (https://app.example) allowed to send unsafe cross-origin requests; * turns the check off",
-		func(s string) error { a.cfg.TrustedOrigins = splitList(s); return nil })
-	fs.Func("trusted-proxies", "comma-separated `CIDRS` of reverse proxies whose X-Forwarded-For and X-Forwarded-Proto are believed",
-		func(s string) error { a.cfg.TrustedProxies = splitList(s); return nil })
-	fs.StringVar(&a.cfg.FrameAncestors, "frame-ancestors", a.cfg.FrameAncestors,
-		"who may frame the pages: the CSP frame-ancestors source list; empty sends no frame headers")
-}
-
-// splitList splits a comma-separated flag value, dropping empty items.
-func splitList(s string) []string {
-	var out []string
-	for _, item := range strings.Split(s, ",") {
-		if item = strings.TrimSpace(item); item != "" {
-			out = append(out, item)
-		}
-	}
-	return out
 }

@@ -1,6 +1,7 @@
 package host_test
 
 import (
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"github.com/zealgo/zealgo/host"
+	"github.com/zealgo/zealgo/internal/testutil"
 )
 
 // busyHeaders is a handler that keeps setting a response header for
@@ -82,6 +84,14 @@ func checkQuick(t *testing.T, what string, c *http.Client, base string) {
 	}
 }
 
+// lateReturned waits until n handlers past their limit have returned.
+func lateReturned(t *testing.T, ta *testApp, n int) {
+	t.Helper()
+	testutil.WaitFor(t, 10*time.Second, fmt.Sprintf("%d late handlers to return", n), func() bool {
+		return strings.Count(ta.logs.String(), `msg="a late handler returned"`) == n
+	})
+}
+
 // TestLimitHTTP1: over HTTP/1, past the limit, GET and HEAD get a whole
 // 503 (HEAD without a body) on the connection taken over from a handler
 // that still sets headers; a quick handler's own headers go out.
@@ -104,7 +114,7 @@ func TestLimitHTTP1(t *testing.T) {
 		checkLimited(t, "HEAD "+path, resp, true)
 	}
 	checkQuick(t, "HTTP/1", http.DefaultClient, u)
-	time.Sleep(700 * time.Millisecond) // let the handlers past their limit end within the test
+	lateReturned(t, ta, 4) // let the handlers past their limit end within the test
 }
 
 // TestLimitHTTP2: over HTTP/2, whose connection cannot be taken over, the
@@ -128,7 +138,7 @@ func TestLimitHTTP2(t *testing.T) {
 		checkLimited(t, "HTTP/2 GET "+path, resp, false)
 	}
 	checkQuick(t, "HTTP/2", c, srv.URL)
-	time.Sleep(700 * time.Millisecond)
+	lateReturned(t, ta, 2)
 }
 
 // TestLimitAfterQuickAndIdle: the limit's timer, pending across quick
@@ -166,5 +176,5 @@ func TestLimitAfterQuickAndIdle(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkLimited(t, "slow after an idle spell", resp, false)
-	time.Sleep(600 * time.Millisecond)
+	lateReturned(t, ta, 2)
 }

@@ -47,6 +47,7 @@ type requestInput struct {
 	post   url.Values     // form fields of the body
 	input  map[string]any // API.Input
 	err    *Error         // why the input could not be read or parsed
+	handed bool           // API.Bind returned err to the handler, which answers for it
 }
 
 // inputAbort is the panic with which an input accessor ends a handler

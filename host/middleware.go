@@ -54,6 +54,9 @@ func (a *App) Use(mw ...func(http.Handler) http.Handler) {
 //	                                 context is done (http.TimeoutHandler: the response is held, not streamed)
 //	secure-headers                   X-Content-Type-Options, X-Frame-Options, X-XSS-Protection,
 //	                                 Referrer-Policy, and HSTS over TLS (Echo)
+//	jwt:<alg>,env=<VAR>|file=<path>  401 unless the request bears a token signed with alg (HS256, RS256,
+//	  [,claim=][,issuer=]            EdDSA) by the key in the environment variable or file; its claims
+//	  [,audience=][,optional]        go to API.Claims and the auth hooks (jwt.go; golang-jwt/jwt/v5)
 //
 // CORS preflight: path-scoped middleware never runs for OPTIONS, so that
 // guards cannot block it, with one exception: a cors alias in a When scope

@@ -127,7 +127,10 @@ func TestTaskNATSWorkersDown(t *testing.T) {
 		}
 		ids = append(ids, id)
 	}
-	time.Sleep(time.Second)
+	failed := strings.Count(ta.logs.String(), "task worker could not restart")
+	testutil.WaitFor(t, 10*time.Second, "a restart to fail after the dispatches", func() bool {
+		return strings.Count(ta.logs.String(), "task worker could not restart") > failed
+	})
 	if n := ta.sink.count(); n != 0 {
 		t.Fatalf("%d tasks finished while no worker ran", n)
 	}

@@ -269,9 +269,9 @@ func TestServeFlagsFromEnvironment(t *testing.T) {
 	}
 	t.Setenv("ZEALGO_TASK_WORKERS", "")
 
-	stderr = &testutil.Buffer{}
-	host.New().Run(context.Background(), []string{"serve", "-h"}, io.Discard, stderr)
-	help := stderr.String()
+	stdout := &testutil.Buffer{}
+	host.New().Run(context.Background(), []string{"serve", "-h"}, stdout, io.Discard)
+	help := stdout.String()
 	for _, env := range []string{"ZEALGO_ADDR", "ZEALGO_ROOT", "ZEALGO_DATA", "ZEALGO_TASK_WORKERS", "ZEALGO_DEV",
 		"ZEALGO_METRICS_ADDR", "ZEALGO_PPROF", "ZEALGO_ACCESS_LOG", "ZEALGO_LOG_FORMAT", "ZEALGO_LOG_LEVEL",
 		"ZEALGO_HEALTH_PATH", "ZEALGO_READY_PATH", "ZEALGO_DRAIN_DELAY", host.DBEnv, host.SessionRedisEnv} {

@@ -72,7 +72,7 @@ func TestReloadUnderLoad(t *testing.T) {
 			}
 		}()
 	}
-	time.Sleep(50 * time.Millisecond)
+	testutil.WaitFor(t, 10*time.Second, "the clients' first answers", func() bool { return served.Load() >= 8 })
 	// An in-place rewrite (truncate, then write), as most editors save.
 	if err := os.WriteFile(filepath.Join(root, "api/version.go"), []byte(fmt.Sprintf(versionHandler, 2)), 0o644); err != nil {
 		t.Fatal(err)

@@ -146,7 +146,8 @@ type RequestContext struct {
 	Session *Session
 
 	app      *App
-	postRead bool // Post holds the body's fields, or reading them was tried
+	postRead bool       // Post holds the body's fields, or reading them was tried
+	token    *tokenInfo // what the jwt alias verified (jwt.go)
 }
 
 // RequestContextOf returns the RequestContext of a request served by a

@@ -165,15 +165,15 @@ func (nopBackend) Delete(context.Context, string) error { return nil }
 func TestSessionDataDirDefault(t *testing.T) {
 	t.Setenv(host.SessionSecretEnv, "")
 	t.Setenv(host.SessionRedisEnv, "")
-	stderr := &testutil.Buffer{}
-	if code := host.New().Run(context.Background(), []string{"serve", "-h"}, io.Discard, stderr); code != 2 {
+	stdout := &testutil.Buffer{}
+	if code := host.New().Run(context.Background(), []string{"serve", "-h"}, stdout, io.Discard); code != 0 {
 		t.Errorf("serve -h: exit %d", code)
 	}
-	help := strings.Join(strings.Fields(stderr.String()), " ")
+	help := strings.Join(strings.Fields(stdout.String()), " ")
 	for _, want := range []string{"-data DIR", "a relative DIR is taken from the working directory",
 		"(default <root>/data, i.e. ./data with the default root)", "-session-redis URL", "(default $" + host.SessionRedisEnv} {
 		if !strings.Contains(help, want) {
-			t.Errorf("serve -h lacks %q:\n%s", want, stderr.String())
+			t.Errorf("serve -h lacks %q:\n%s", want, stdout.String())
 		}
 	}
 

@@ -149,7 +149,7 @@ func TestSharedPackageReloadUnderLoad(t *testing.T) {
 			}
 		}(c)
 	}
-	time.Sleep(50 * time.Millisecond)
+	testutil.WaitFor(t, 10*time.Second, "the clients' first answers", func() bool { return served.Load() >= 16 })
 	// In place (truncate, then write), as most editors save.
 	if err := os.WriteFile(word, []byte(wordPkg(2)), 0o644); err != nil {
 		t.Fatal(err)

@@ -3,14 +3,11 @@ package host
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"net"
 	"os"
 	"os/exec"
-	"strconv"
-	"strings"
 	"sync/atomic"
 	"time"
 
@@ -37,19 +34,6 @@ type superviseState struct {
 	enabled  bool              // serve --supervise
 	child    *supervisor.Child // set when this process is a supervised child
 	late     atomic.Int64      // handlers running past their limit
-}
-
-// superviseFlags adds serve's flags of crash isolation.
-func (a *App) superviseFlags(fs *flag.FlagSet) {
-	a.sup.enabled = true
-	fs.BoolVar(&a.sup.enabled, "supervise", true,
-		"run the application in a child process, restarted at once if it dies while the socket stays open (false: in this process, for debugging)")
-	fs.DurationVar(&a.cfg.MaxExecutionTime, "max-execution-time", a.cfg.MaxExecutionTime,
-		"answer 503 to a request not answered within `D`, and replace the process when its handler runs on (0: no limit)")
-	fs.Var((*byteSize)(&a.cfg.MemoryLimit), "memory-limit",
-		"memory bound of the supervised process, e.g. 512M, 4G: past it the process ends and is replaced (0: none)")
-	fs.Var((*byteSize)(&a.cfg.GCFloor), "gc-floor",
-		"least heap goal of the garbage collector, e.g. 32M: a small heap is collected when it reaches it (0: Go's own policy, GOGC alone)")
 }
 
 // serveCommand is the last step of serve: as a supervised child, as the
@@ -152,44 +136,4 @@ func (a *App) serveChild(ctx context.Context, c *supervisor.Child, stderr io.Wri
 	}
 	a.Logger().Info("zealgo stopped")
 	return 0
-}
-
-// byteSize is a flag of a size in bytes: 1048576, 512K, 64M, 4G.
-type byteSize int64
-
-func (b *byteSize) String() string {
-	n := int64(*b)
-	for _, u := range []struct {
-		s    string
-		size int64
-	}{{"G", 1 << 30}, {"M", 1 << 20}, {"K", 1 << 10}} {
-		if n != 0 && n%u.size == 0 {
-			return strconv.FormatInt(n/u.size, 10) + u.s
-		}
-	}
-	return strconv.FormatInt(n, 10)
-}
-
-func (b *byteSize) Set(s string) error {
-	mult := int64(1)
-	num := strings.TrimSuffix(strings.ToUpper(strings.TrimSpace(s)), "B")
-	if i := len(num) - 1; i > 0 {
-		switch num[i] {
-		case 'K':
-			mult = 1 << 10
-		case 'M':
-			mult = 1 << 20
-		case 'G':
-			mult = 1 << 30
-		}
-		if mult > 1 {
-			num = num[:i]
-		}
-	}
-	n, err := strconv.ParseInt(num, 10, 64)
-	if err != nil || n < 0 || n > (1<<62)/mult {
-		return fmt.Errorf("zealgo: %q is not a size such as 512M or 4G", s)
-	}
-	*b = byteSize(n * mult)
-	return nil
 }

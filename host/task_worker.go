@@ -9,7 +9,6 @@ import (
 	"io"
 	"io/fs"
 	"log/slog"
-	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -18,25 +17,6 @@ import (
 	"github.com/zealgo/zealgo/internal/taskproto"
 	"github.com/zealgo/zealgo/interp"
 )
-
-// cmdWorker is the hidden worker command: the server starts its own
-// executable with it, and the process serves tasks over its standard input
-// and output until the server tells it to stop or goes away.
-func (a *App) cmdWorker(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	if len(args) > 0 {
-		fmt.Fprintln(stderr, "zealgo worker: takes no arguments; the server starts it and configures it over standard input")
-		return 2
-	}
-	if stdout == io.Writer(os.Stdout) {
-		// Standard output carries the protocol: keep stray prints off it.
-		os.Stdout = os.Stderr
-	}
-	if err := a.serveWorker(ctx, os.Stdin, stdout, stderr); err != nil {
-		fmt.Fprintln(stderr, err)
-		return 1
-	}
-	return 0
-}
 
 // serveWorker is the worker role: taskpool.ServeWorker with this
 // application's side. Given the configuration the server sent, it runs

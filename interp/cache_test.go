@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zealgo/zealgo/internal/testutil"
 	"github.com/zealgo/zealgo/interp"
 )
 
@@ -30,12 +31,8 @@ func readBuild(n *atomic.Int64) func(string) (string, error) {
 
 func eventually(t *testing.T, what string, f func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !f() {
-		if time.Now().After(deadline) {
-			t.Fatalf("gave up waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
+	if !testutil.Poll(5*time.Second, f) {
+		t.Fatalf("gave up waiting for %s", what)
 	}
 }
 
@@ -76,9 +73,10 @@ func TestCacheLazyReloadDrop(t *testing.T) {
 
 func TestCacheConcurrentFirstGetBuildsOnce(t *testing.T) {
 	var builds atomic.Int64
+	release := make(chan struct{})
 	c, err := interp.NewCache(func(path string) (string, error) {
 		builds.Add(1)
-		time.Sleep(20 * time.Millisecond)
+		<-release // the other gets come while the first builds
 		return "v", nil
 	}, interp.CacheOptions{})
 	if err != nil {
@@ -86,11 +84,15 @@ func TestCacheConcurrentFirstGetBuildsOnce(t *testing.T) {
 	}
 	defer c.Close()
 	path := filepath.Join(t.TempDir(), "f.go")
-	var wg sync.WaitGroup
+	var wg, getting sync.WaitGroup
 	for i := 0; i < 50; i++ {
 		wg.Add(1)
-		go func() { defer wg.Done(); c.Get(path) }()
+		getting.Add(1)
+		go func() { defer wg.Done(); getting.Done(); c.Get(path) }()
 	}
+	getting.Wait()
+	testutil.WaitFor(t, 5*time.Second, "the first build", func() bool { return builds.Load() > 0 })
+	close(release)
 	wg.Wait()
 	if builds.Load() != 1 {
 		t.Fatalf("%d builds, want 1", builds.Load())
@@ -110,7 +112,7 @@ func TestCacheEvict(t *testing.T) {
 	os.WriteFile(b, []byte("b"), 0o644)
 	c.Get(a)
 	mid := time.Now()
-	time.Sleep(time.Millisecond)
+	testutil.WaitFor(t, time.Second, "the clock to pass mid", func() bool { return time.Now().After(mid) })
 	c.Get(b)
 	if n := c.Evict(mid); n != 1 || c.Len() != 1 {
 		t.Fatalf("evicted %d, %d left", n, c.Len())

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zealgo/zealgo/internal/testutil"
 	"github.com/zealgo/zealgo/interp"
 )
 
@@ -87,16 +88,11 @@ var run = func(out chan string) {
 			if fmt.Sprint(got) != fmt.Sprint(tc.want) {
 				t.Errorf("got %v, want %v", got, tc.want)
 			}
-			deadline := time.Now().Add(10 * time.Second)
-			for {
+			testutil.Poll(10*time.Second, func() bool {
 				mu.Lock()
-				n := len(reports)
-				mu.Unlock()
-				if n >= tc.panics || time.Now().After(deadline) {
-					break
-				}
-				time.Sleep(5 * time.Millisecond)
-			}
+				defer mu.Unlock()
+				return len(reports) >= tc.panics
+			})
 			mu.Lock()
 			defer mu.Unlock()
 			if len(reports) != tc.panics {

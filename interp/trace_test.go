@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zealgo/zealgo/internal/testutil"
 	"github.com/zealgo/zealgo/interp"
 )
 
@@ -267,16 +268,11 @@ var start = func() {
 	}
 	v, _ := prog.Var("start")
 	v.Interface().(func())()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	testutil.Poll(10*time.Second, func() bool {
 		mu.Lock()
-		n := len(got)
-		mu.Unlock()
-		if n == 3 || time.Now().After(deadline) {
-			break
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+		defer mu.Unlock()
+		return len(got) == 3
+	})
 	mu.Lock()
 	defer mu.Unlock()
 	sort.Strings(got)

@@ -7,6 +7,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -24,6 +25,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zealgo/zealgo/internal/natsrv"
 	"github.com/zealgo/zealgo/internal/testutil"
 )
 
@@ -38,6 +40,7 @@ var clusterApp = map[string]string{
 `,
 	"api/ping.go": head + `var ping = func(api *host.API) any { return "pong" }
 `,
+	"api/pid.go": "//go:build ignore\n\npackage main\n\nimport \"os\"\n\nvar pid = func() any { return map[string]any{\"pid\": os.Getpid()} }\n",
 	"api/dispatch.go": "//go:build ignore\n\npackage main\n\nimport (\n\t\"os\"\n\n\t\"github.com/zealgo/zealgo/host\"\n)\n\n" +
 		`var post = func(api *host.API) any {
 	user := api.G().Session.String("user")
@@ -269,43 +272,49 @@ type clusterClient struct {
 	logouts    atomic.Int64 // answers 401: the session was lost
 	retried    atomic.Int64 // dispatches retried after an error or a 5xx
 	dispatches atomic.Int64
+	killAt     int64         // the count of dispatches that closes reached
+	reached    chan struct{} // closed at killAt dispatches
 }
 
-// dispatch sends task n until an instance accepts it.
+// dispatch sends task n until an instance accepts it (or logs the
+// client out), retrying for at most 10s.
 func (cc *clusterClient) dispatch(t *testing.T, n, ms int) {
-	for attempt := 0; ; attempt++ {
-		if attempt == 50 {
-			t.Errorf("task %d: no instance accepted it in 50 attempts", n)
-			return
-		}
+	var body []byte
+	code := 0
+	answered := testutil.Poll(10*time.Second, func() bool {
 		resp, err := cc.c.Post(cc.base+"/api/dispatch", "application/json", strings.NewReader(fmt.Sprintf(`{"n":%d,"ms":%d}`, n, ms)))
 		if err != nil {
 			cc.retried.Add(1)
-			time.Sleep(50 * time.Millisecond)
-			continue
+			return false
 		}
-		body, _ := io.ReadAll(resp.Body)
+		body, _ = io.ReadAll(resp.Body)
 		resp.Body.Close()
-		switch {
-		case resp.StatusCode == http.StatusUnauthorized:
-			cc.logouts.Add(1)
-			t.Errorf("task %d: the client is logged out: %s", n, body)
-			return
-		case resp.StatusCode != 200:
+		code = resp.StatusCode
+		if code != 200 && code != http.StatusUnauthorized {
 			cc.retried.Add(1)
-			time.Sleep(50 * time.Millisecond)
-			continue
+			return false
 		}
-		var d dispatched
-		if err := json.Unmarshal(body, &d); err != nil || d.ID == 0 || d.User != "ada" {
-			t.Errorf("task %d: %s", n, body)
-			return
-		}
-		cc.mu.Lock()
-		cc.got = append(cc.got, d)
-		cc.mu.Unlock()
-		cc.dispatches.Add(1)
+		return true
+	})
+	switch {
+	case !answered:
+		t.Errorf("task %d: no instance accepted it within 10s", n)
 		return
+	case code == http.StatusUnauthorized:
+		cc.logouts.Add(1)
+		t.Errorf("task %d: the client is logged out: %s", n, body)
+		return
+	}
+	var d dispatched
+	if err := json.Unmarshal(body, &d); err != nil || d.ID == 0 || d.User != "ada" {
+		t.Errorf("task %d: %s", n, body)
+		return
+	}
+	cc.mu.Lock()
+	cc.got = append(cc.got, d)
+	cc.mu.Unlock()
+	if cc.dispatches.Add(1) == cc.killAt {
+		close(cc.reached)
 	}
 }
 
@@ -320,7 +329,6 @@ func (cc *clusterClient) run(t *testing.T, from, to, conc, ms int) {
 			defer wg.Done()
 			for n := int(next.Add(1) - 1); n < to; n = int(next.Add(1) - 1) {
 				cc.dispatch(t, n, ms)
-				time.Sleep(5 * time.Millisecond)
 			}
 		}()
 	}
@@ -349,7 +357,7 @@ func TestClusterBehindNginx(t *testing.T) {
 	base := startNginx(t, addrA, addrB)
 
 	jar, _ := cookiejar.New(nil)
-	cc := &clusterClient{base: base, c: &http.Client{Jar: jar, Timeout: 15 * time.Second}}
+	cc := &clusterClient{base: base, c: &http.Client{Jar: jar, Timeout: 15 * time.Second}, killAt: 300, reached: make(chan struct{})}
 	resp, err := cc.c.Post(base+"/api/login", "application/x-www-form-urlencoded", strings.NewReader("user=ada"))
 	if err != nil || resp.StatusCode != 200 {
 		t.Fatalf("login through nginx: %v %v", resp, err)
@@ -359,9 +367,7 @@ func TestClusterBehindNginx(t *testing.T) {
 	const total, ms = 1000, 200 // b's workers hold tasks when it dies
 	killed := make(chan time.Time, 1)
 	go func() { // b dies mid-load, with requests and tasks in flight
-		for cc.dispatches.Load() < 300 {
-			time.Sleep(time.Millisecond)
-		}
+		<-cc.reached
 		b1.kill()
 		killed <- time.Now()
 	}()
@@ -369,7 +375,9 @@ func TestClusterBehindNginx(t *testing.T) {
 	killedAt := <-killed
 	b2 := instance(t, root, dataB, addrB, natsURL)
 	t.Logf("b was down for %v", time.Since(killedAt).Round(time.Millisecond))
-	time.Sleep(2500 * time.Millisecond) // nginx tries b again after fail_timeout
+	testutil.WaitFor(t, 15*time.Second, "nginx to send requests to b again after fail_timeout", func() bool {
+		return pidAt(base+"/api/pid") == b2.server
+	})
 	cc.run(t, 600, total, 8, ms)
 	if t.Failed() {
 		return
@@ -394,7 +402,14 @@ func TestClusterBehindNginx(t *testing.T) {
 		}
 		return true
 	})
-	time.Sleep(500 * time.Millisecond) // a second end would come now
+	js, err := natsrv.Connect(context.Background(), natsURL, natsrv.ConnectOptions{Name: t.Name()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer js.Close()
+	testutil.WaitFor(t, 30*time.Second, "JetStream to have nothing left to deliver (a second end would come before)", func() bool {
+		return testutil.JetStreamSettled(js.JS, "ZEALGO_TASKS", "ZEALGO_RESULTS")
+	})
 	ok, failed = finishes(a.logs.String(), b1.logs.String(), b2.logs.String())
 	twice := 0
 	for _, d := range cc.got {

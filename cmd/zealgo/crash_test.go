@@ -28,7 +28,8 @@ var crashFiles = map[string]string{
 		"var after = func(api *host.API) any {\n\ttime.AfterFunc(time.Millisecond, func() { panic(\"boom in AfterFunc\") })\n\treturn \"scheduled\"\n}\n",
 	"api/deep.go": head + "func rec(n int) int {\n\tif n == 0 {\n\t\treturn 0\n\t}\n\treturn 1 + rec(n-1)\n}\n\n" +
 		"var deep = func(api *host.API) any { return rec(1000000) }\n",
-	"api/loop.go": head + "var loop = func(api *host.API) any {\n\tn := 0\n\tfor {\n\t\tn++\n\t}\n\treturn n\n}\n",
+	"api/loop.go": "//go:build ignore\n\npackage main\n\nimport (\n\t\"fmt\"\n\n\t\"github.com/zealgo/zealgo/host\"\n)\n\n" +
+		"var loop = func(api *host.API) any {\n\tfmt.Println(\"loop started\")\n\tn := 0\n\tfor {\n\t\tn++\n\t}\n\treturn n\n}\n",
 }
 
 // supervised starts serve with the crash files and returns the
@@ -119,30 +120,32 @@ func servingPID(t *testing.T, base string, not int) int {
 }
 
 // supervisedPID returns the process that the supervisor sup runs, once it
-// runs one: the same only child in two looks 20ms apart, since the first
-// process a Go program starts is preceded by a child that lives a few
-// microseconds (os/exec's probe of pidfd support).
+// runs one: the same only child in looks at least 20ms apart, since the
+// first process a Go program starts is preceded by a child that lives a
+// few microseconds (os/exec's probe of pidfd support).
 func supervisedPID(t *testing.T, sup int) int {
 	t.Helper()
 	prev := 0
+	var since time.Time
 	testutil.WaitFor(t, 15*time.Second, "the supervisor's server process", func() bool {
 		kids := childPIDs(t, sup)
 		if len(kids) != 1 {
 			prev = 0
 			return false
 		}
-		if kids[0] == prev {
-			return true
+		if kids[0] != prev {
+			prev, since = kids[0], time.Now()
 		}
-		prev = kids[0]
-		time.Sleep(20 * time.Millisecond)
-		return false
+		return time.Since(since) >= 20*time.Millisecond
 	})
 	return prev
 }
 
-func pingPID(base string) int {
-	resp, err := noKeepAlive.Get(base + "/api/ping")
+func pingPID(base string) int { return pidAt(base + "/api/ping") }
+
+// pidAt returns the pid that url answers ({"pid": n}), or 0.
+func pidAt(url string) int {
+	resp, err := noKeepAlive.Get(url)
 	if err != nil {
 		return 0
 	}
@@ -183,7 +186,6 @@ func startClientLoop(base string) *clientLoop {
 				resp.Body.Close()
 				l.ok++
 			}
-			time.Sleep(2 * time.Millisecond)
 		}
 	}()
 	return l
@@ -329,7 +331,9 @@ func TestServeSIGTERMLeavesNothing(t *testing.T) {
 		resp.Body.Close()
 		looping <- resp.StatusCode
 	}()
-	time.Sleep(200 * time.Millisecond)
+	testutil.WaitFor(t, 10*time.Second, "the looping handler to start", func() bool {
+		return strings.Contains(logs.String(), "loop started")
+	})
 	procs := s.descendants(t)
 	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)

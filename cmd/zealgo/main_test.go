@@ -148,16 +148,14 @@ func serve(t *testing.T, root string, extra ...string) (*exec.Cmd, string, *test
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		if c, err := net.Dial("tcp", addr); err == nil {
+	if !testutil.Poll(10*time.Second, func() bool {
+		c, err := net.Dial("tcp", addr)
+		if err == nil {
 			c.Close()
-			break
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("server did not start: %s", logs.String())
-		}
-		time.Sleep(20 * time.Millisecond)
+		return err == nil
+	}) {
+		t.Fatalf("server did not start: %s", logs.String())
 	}
 	return cmd, "http://" + addr, logs
 }

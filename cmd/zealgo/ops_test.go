@@ -124,7 +124,7 @@ func TestServeFlagWinsOverEnvironment(t *testing.T) {
 		t.Errorf("want a text log:\n%s", s)
 	}
 
-	_, help, _ := run(t, "serve", "-h")
+	help, _, _ := run(t, "serve", "-h")
 	for _, want := range []string{"[$ZEALGO_ADDR]", "[$ZEALGO_METRICS_ADDR]", "[$ZEALGO_LOG_FORMAT]", "[$ZEALGO_ACCESS_LOG]",
 		"a flag on the command line wins over its variable"} {
 		if !strings.Contains(help, want) {

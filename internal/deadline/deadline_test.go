@@ -8,10 +8,13 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/zealgo/zealgo/internal/testutil"
 )
 
 // coarse records every future deadline and ticks often, so that the
@@ -68,6 +71,26 @@ func (c *Conn) state(s *side) (applied bool, at int64) {
 	return s.applied.Load(), s.at.Load()
 }
 
+// ticked waits until a watcher has ticked: the shared clock moved.
+func ticked(t *testing.T) {
+	t.Helper()
+	d0, _ := Now()
+	testutil.WaitFor(t, 5*time.Second, "a watcher's tick", func() bool { d, _ := Now(); return d > d0 })
+}
+
+// blockedIn reports whether a goroutine whose stack has fn waits on the
+// network poller: a Read or Write that blocks.
+func blockedIn(fn string) bool {
+	buf := make([]byte, 1<<20)
+	buf = buf[:runtime.Stack(buf, true)]
+	for _, g := range strings.Split(string(buf), "\n\n") {
+		if strings.Contains(g, "[IO wait") && strings.Contains(g, fn) {
+			return true
+		}
+	}
+	return false
+}
+
 // timedOut fails unless err is a deadline's.
 func timedOut(t *testing.T, err error) {
 	t.Helper()
@@ -100,7 +123,7 @@ func TestLaterDeadlineReplaces(t *testing.T) {
 	c, client := pair(t, coarse)
 	start := time.Now()
 	c.SetReadDeadline(start.Add(80 * time.Millisecond))
-	time.Sleep(30 * time.Millisecond)
+	ticked(t) // the watcher has looked at the near deadline
 	c.SetReadDeadline(start.Add(time.Hour))
 	time.AfterFunc(250*time.Millisecond, func() { client.Write([]byte("x")) })
 	if _, err := c.Read(make([]byte, 1)); err != nil {
@@ -153,7 +176,7 @@ func TestPastAndNearDeadlines(t *testing.T) {
 		_, err := c.Read(make([]byte, 1))
 		errc <- err
 	}()
-	time.Sleep(20 * time.Millisecond)
+	testutil.WaitFor(t, 5*time.Second, "the read to block", func() bool { return blockedIn("deadline.TestPastAndNearDeadlines.func1") })
 	c.SetReadDeadline(time.Unix(1, 0))
 	select {
 	case err := <-errc:
@@ -223,25 +246,19 @@ func TestWatcherStops(t *testing.T) {
 		if !ok || time.Since(base)-d0 > 5*time.Second {
 			t.Fatalf("round %d: Now() = %v, %v with a watcher running, %v since Base", round, d0, ok, time.Since(base))
 		}
-		time.Sleep(5 * coarse.Tick)
+		testutil.WaitFor(t, 5*time.Second, "the shared clock to tick", func() bool { d, _ := Now(); return d > d0 })
 		if d1, _ := Now(); d1 <= d0 || d1 > time.Since(base) {
 			t.Fatalf("round %d: the shared clock went from %v to %v, %v since Base", round, d0, d1, time.Since(base))
 		}
 		c.Close()
 		c.Close() // a second Close changes nothing
 		client.Close()
-		for i := 0; watching(); i++ {
-			if i == 500 {
-				t.Fatalf("round %d: the watcher still runs with no connection", round)
-			}
-			time.Sleep(10 * time.Millisecond)
+		if !testutil.Poll(5*time.Second, func() bool { return !watching() }) {
+			t.Fatalf("round %d: the watcher still runs with no connection", round)
 		}
 	}
-	for i := 0; running.Load() > 0; i++ { // other tests' watchers end too
-		if i == 500 {
-			t.Fatal("watchers still run with no connection")
-		}
-		time.Sleep(10 * time.Millisecond)
+	if !testutil.Poll(5*time.Second, func() bool { return running.Load() == 0 }) { // other tests' watchers end too
+		t.Fatal("watchers still run with no connection")
 	}
 	if _, ok := Now(); ok {
 		t.Fatal("Now() is ok with no watcher running")

@@ -6,6 +6,8 @@ import (
 	"runtime/metrics"
 	"testing"
 	"time"
+
+	"github.com/zealgo/zealgo/internal/testutil"
 )
 
 // readUint reads one runtime metric.
@@ -23,14 +25,15 @@ func readUint(t *testing.T, name string) uint64 {
 // finalizer goroutine, after a cycle), for at most 5 seconds.
 func collectUntil(t *testing.T, what string, ok func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !ok() {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not reached (GOGC %d, goal %d MiB, live %d MiB)", what, currentPercent(),
-				readUint(t, "/gc/heap/goal:bytes")>>20, readUint(t, "/gc/heap/live:bytes")>>20)
+	if !testutil.Poll(5*time.Second, func() bool {
+		if ok() {
+			return true
 		}
 		runtime.GC()
-		time.Sleep(10 * time.Millisecond)
+		return false
+	}) {
+		t.Fatalf("%s: not reached (GOGC %d, goal %d MiB, live %d MiB)", what, currentPercent(),
+			readUint(t, "/gc/heap/goal:bytes")>>20, readUint(t, "/gc/heap/live:bytes")>>20)
 	}
 }
 

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go/jetstream"
+
 	"github.com/zealgo/zealgo/internal/natsrv"
 	"github.com/zealgo/zealgo/internal/testutil"
 )
@@ -21,6 +23,31 @@ type fixture struct {
 	url  string
 	conn *natsrv.Conn
 	mark string
+}
+
+// settled waits until no task or end can be delivered again: every
+// delivery of the task and result streams acknowledged.
+func settled(t *testing.T, js jetstream.JetStream) {
+	t.Helper()
+	c, _ := envConfig().withDefaults()
+	n := c.names()
+	testutil.WaitFor(t, 15*time.Second, "the task and result streams to settle", func() bool {
+		return testutil.JetStreamSettled(js, n.tasks, n.results)
+	})
+}
+
+// stored returns how many tasks the task stream holds.
+func stored(t *testing.T, js jetstream.JetStream) uint64 {
+	c, _ := envConfig().withDefaults()
+	st, err := js.Stream(context.Background(), c.names().tasks)
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := st.Info(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return info.State.Msgs
 }
 
 func newFixture(t *testing.T) *fixture {
@@ -54,7 +81,7 @@ func (f *fixture) worker(env ...string) *proc {
 // results go to the returned recorder.
 func (f *fixture) client(instance string) (*Client, *outcomes) {
 	f.t.Helper()
-	o := &outcomes{byID: map[int64][]outcome{}}
+	o := &outcomes{byID: map[int64][]outcome{}, js: f.conn.JS}
 	c, err := Open(context.Background(), f.conn.JS, envConfig(), instance, o.finish)
 	if err != nil {
 		f.t.Fatal(err)
@@ -87,6 +114,7 @@ type outcome struct {
 type outcomes struct {
 	mu   sync.Mutex
 	byID map[int64][]outcome
+	js   jetstream.JetStream // where once looks for deliveries to come
 }
 
 func (o *outcomes) finish(id int64, _ string, result json.RawMessage, err error) {
@@ -132,11 +160,11 @@ func (o *outcomes) wait(t *testing.T, within time.Duration, ids ...int64) map[in
 	return got
 }
 
-// once checks, after a pause long enough for a redelivery, that each id
-// finished exactly once.
+// once checks, once JetStream has nothing to deliver again (settled),
+// that each id finished exactly once.
 func (o *outcomes) once(t *testing.T, ids ...int64) {
 	t.Helper()
-	time.Sleep(2500 * time.Millisecond) // 2.5 × AckWait and ResultAckWait
+	settled(t, o.js)
 	for _, id := range ids {
 		if n := o.count(id); n != 1 {
 			t.Errorf("task %d finished %d times, want once", id, n)
@@ -275,7 +303,7 @@ func TestTasksQueuedWithoutWorkersRunWhenOneStarts(t *testing.T) {
 	for i := range 20 {
 		ids = append(ids, dispatch(t, c, "/task/echo", fmt.Sprintf("[%d]", i)))
 	}
-	time.Sleep(300 * time.Millisecond)
+	testutil.WaitFor(t, 10*time.Second, "the 20 tasks stored", func() bool { return stored(t, f.conn.JS) == 20 })
 	if n := o.total(); n != 0 {
 		t.Fatalf("%d tasks finished with no worker", n)
 	}

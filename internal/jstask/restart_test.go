@@ -69,7 +69,7 @@ func TestResultsWaitForTheirDispatcher(t *testing.T) {
 	})
 	d2 := startProc(t, "dispatcher", env...)
 	testutil.WaitFor(t, 10*time.Second, "5 results", func() bool { return len(d2.outLines("finish ")) >= 5 })
-	time.Sleep(2500 * time.Millisecond) // past ResultAckWait: nothing comes again
+	settled(t, f.conn.JS) // nothing comes again
 	d2.stop(t)
 	finished := map[int64]int{}
 	for _, l := range d2.outLines("finish ") {

@@ -6,9 +6,9 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/zealgo/zealgo/internal/logbuf"
+	"github.com/zealgo/zealgo/internal/testutil"
 )
 
 // sink records each write it receives.
@@ -46,18 +46,11 @@ func TestBufferedRecords(t *testing.T) {
 	if s, _ := out.text(); s != "" {
 		t.Fatalf("bulk records written at once: %q", s)
 	}
-	deadline := time.Now().Add(10 * logbuf.FlushInterval)
-	for {
-		if s, n := out.text(); strings.Count(s, "\n") == 100 {
-			if n != 1 {
-				t.Errorf("100 records in %d writes, want 1", n)
-			}
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the buffer was not flushed within the interval")
-		}
-		time.Sleep(5 * time.Millisecond)
+	if !testutil.Poll(10*logbuf.FlushInterval, func() bool { s, _ := out.text(); return strings.Count(s, "\n") == 100 }) {
+		t.Fatal("the buffer was not flushed within the interval")
+	}
+	if _, n := out.text(); n != 1 {
+		t.Errorf("100 records in %d writes, want 1", n)
 	}
 	logs.Bulk.Info("before")
 	logs.Main.Info("main")

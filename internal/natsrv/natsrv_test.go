@@ -136,7 +136,18 @@ func TestConnectWaitsForAServerStartingLater(t *testing.T) {
 	wg.Go(func() {
 		conn, err = Connect(context.Background(), "nats://"+addr, ConnectOptions{Timeout: 20 * time.Second})
 	})
-	time.Sleep(300 * time.Millisecond)
+	// Connect is trying: its attempt reaches a listener that closes it.
+	ln, lerr := net.Listen("tcp", addr)
+	if lerr != nil {
+		t.Fatal(lerr)
+	}
+	ln.(*net.TCPListener).SetDeadline(time.Now().Add(10 * time.Second))
+	c, aerr := ln.Accept()
+	if aerr != nil {
+		t.Fatalf("no connection attempt: %v", aerr)
+	}
+	c.Close()
+	ln.Close()
 	srv := start(t, Config{DataDir: t.TempDir(), Port: port})
 	defer srv.Shutdown()
 	wg.Wait()

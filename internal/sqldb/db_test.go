@@ -153,7 +153,10 @@ func TestSQLiteManyConnections(t *testing.T) {
 		if _, err := tx.Exec("INSERT INTO items (id, name, n) VALUES (?, 'tx', 0)", i); err != nil {
 			return err
 		}
-		time.Sleep(2 * time.Millisecond) // the handler's work inside its transaction
+		var n int // the handler's work inside its transaction
+		if err := tx.QueryRow("SELECT count(*) FROM items").Scan(&n); err != nil {
+			return err
+		}
 		if err := tx.Commit(); err != nil {
 			return err
 		}

@@ -44,7 +44,8 @@ func TestMain(m *testing.M) {
 }
 
 // testChild serves /pid, /exit (dies), /replace (asks for a successor) and
-// /slow (answers after 500ms) until SIGTERM or the supervisor is gone.
+// /slow (answers once the child is told to stop, or after 10s; /slowing
+// counts those begun) until SIGTERM or the supervisor is gone.
 func testChild() int {
 	if os.Getenv(failEnv) == "1" {
 		fmt.Fprintln(os.Stderr, "child: failing at start")
@@ -65,10 +66,16 @@ func testChild() int {
 		c.Replace("a test\nasks")
 		io.WriteString(w, pid)
 	})
+	var slowing atomic.Int64
 	mux.HandleFunc("/slow", func(w http.ResponseWriter, r *http.Request) {
-		time.Sleep(500 * time.Millisecond)
+		slowing.Add(1)
+		select {
+		case <-ctx.Done(): // in flight when the child drains
+		case <-time.After(10 * time.Second):
+		}
 		io.WriteString(w, pid)
 	})
+	mux.HandleFunc("/slowing", func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, slowing.Load()) })
 	mux.HandleFunc("/marker", func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, os.Getenv(envMarker)) })
 	srv := &http.Server{Handler: mux}
 	go srv.Serve(c.Listener())
@@ -199,15 +206,15 @@ func TestCrashRestartsOnSameSocket(t *testing.T) {
 			case err == nil:
 				ok.Add(1)
 			}
-			time.Sleep(2 * time.Millisecond)
 		}
 	}()
-	time.Sleep(50 * time.Millisecond)
+	testutil.WaitFor(t, 10*time.Second, "the client loop's first answer", func() bool { return ok.Load() > 0 })
 	if _, err := get(r.base + "/exit"); err == nil {
 		t.Fatal("/exit answered")
 	}
 	second := r.pid(t, first)
-	time.Sleep(50 * time.Millisecond)
+	n := ok.Load()
+	testutil.WaitFor(t, 10*time.Second, "the client loop's answers after the crash", func() bool { return ok.Load() > n })
 	close(stopLoop)
 	<-loopDone
 	if refused.Load() != 0 || ok.Load() == 0 {
@@ -243,7 +250,10 @@ func TestReplaceDrainsOldChild(t *testing.T) {
 		}
 		slow <- s
 	}()
-	time.Sleep(100 * time.Millisecond) // the slow request is in the first child
+	testutil.WaitFor(t, 10*time.Second, "the slow request in the first child", func() bool {
+		s, err := get(r.base + "/slowing")
+		return err == nil && s == "1"
+	})
 	if s, err := get(r.base + "/replace"); err != nil || s != strconv.Itoa(first) {
 		t.Fatalf("/replace: %q %v", s, err)
 	}

@@ -94,6 +94,42 @@ func (f *natsFixture) startJS(t *testing.T, instance string, workers int) *jsEng
 	return je
 }
 
+// unacked returns how many tasks the workers have pulled and not yet
+// acknowledged.
+func (f *natsFixture) unacked(t *testing.T) int {
+	c, err := f.conn.JS.Consumer(context.Background(), "ZEALGO_TASKS", "workers")
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := c.Info(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return info.NumAckPending
+}
+
+// settled waits until no task or end can be delivered again: every
+// delivery of the task and result streams acknowledged.
+func (f *natsFixture) settled(t *testing.T) {
+	t.Helper()
+	testutil.WaitFor(t, 15*time.Second, "the task and result streams to settle", func() bool {
+		return testutil.JetStreamSettled(f.conn.JS, "ZEALGO_TASKS", "ZEALGO_RESULTS")
+	})
+}
+
+// streamMsgs returns how many messages (tasks, ends) the stream holds.
+func (f *natsFixture) streamMsgs(t *testing.T, stream string) uint64 {
+	st, err := f.conn.JS.Stream(context.Background(), stream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := st.Info(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return info.State.Msgs
+}
+
 func (je *jsEngine) stop() {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
@@ -177,7 +213,7 @@ func TestJetStreamRoundTrip(t *testing.T) {
 	if _, err := a.Dispatch(context.Background(), "/task/echo", big, nil); err == nil || !strings.Contains(err.Error(), "bound on this NATS server") {
 		t.Errorf("oversized arguments: %v", err)
 	}
-	time.Sleep(300 * time.Millisecond) // a second end of any task would have come by now
+	f.settled(t) // no second end of any task can come now
 	for _, e := range []*jsEngine{a, b} {
 		e.ends.mu.Lock()
 		for id, os := range e.ends.got {
@@ -197,8 +233,8 @@ func TestJetStreamRedelivery(t *testing.T) {
 	f := startNATS(t)
 	e := f.startJS(t, "solo", 1)
 	pid := e.PIDs()[0]
-	id := e.dispatch(t, "delivery", nil, 60000)
-	time.Sleep(500 * time.Millisecond) // the worker has pulled it and sleeps
+	id := e.dispatch(t, "delivery", nil, 1)
+	testutil.WaitFor(t, 15*time.Second, "the worker to pull the task", func() bool { return f.unacked(t) == 1 })
 	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
@@ -214,7 +250,7 @@ func TestJetStreamRedelivery(t *testing.T) {
 	if o.Fail != taskproto.FailDeliveries || !strings.Contains(o.Err, "2 deliveries") {
 		t.Errorf("a task that kills its worker: %+v", o)
 	}
-	time.Sleep(300 * time.Millisecond)
+	f.settled(t)
 	if e.ends.count(id) != 1 || e.ends.count(crash) != 1 {
 		t.Errorf("ends: %d and %d, want one each", e.ends.count(id), e.ends.count(crash))
 	}
@@ -228,7 +264,7 @@ func TestJetStreamWaits(t *testing.T) {
 	f := startNATS(t)
 	web := f.startJS(t, "web", 0)
 	id := web.dispatch(t, "echo", nil, "queued")
-	time.Sleep(time.Second)
+	testutil.WaitFor(t, 15*time.Second, "the task stored", func() bool { return f.streamMsgs(t, "ZEALGO_TASKS") == 1 })
 	if web.ends.count(id) != 0 {
 		t.Fatal("a task ended with no worker running")
 	}
@@ -237,10 +273,8 @@ func TestJetStreamWaits(t *testing.T) {
 		t.Errorf("dispatch after Stop: %v", err)
 	}
 	workers := f.startJS(t, "workers", 1)
-	web2 := func() *jsEngine {
-		time.Sleep(time.Second) // the task runs meanwhile; its end waits
-		return f.startJS(t, "web", 0)
-	}()
+	testutil.WaitFor(t, 15*time.Second, "the task's end stored for web", func() bool { return f.streamMsgs(t, "ZEALGO_RESULTS") == 1 })
+	web2 := f.startJS(t, "web", 0)
 	if got := result(t, web2.ends.wait(t, id, 15*time.Second)); fmt.Sprint(got) != "[queued]" {
 		t.Errorf("result %v", got)
 	}

@@ -44,8 +44,9 @@ func TestMain(m *testing.M) {
 //	exit   ends the worker process with status 3
 //	wait   returns "cancelled: <err>" once its context is done
 //	sleep  returns after its first argument in milliseconds
-//	delivery  sleeps its first argument in milliseconds on the first
-//	       delivery only, then returns the delivery (Call.Delivery)
+//	delivery  on the first delivery, when its first argument is not 0,
+//	       waits until its context is done (the test kills its worker
+//	       meanwhile); returns the delivery (Call.Delivery)
 func testRunner(ctx context.Context, c Call) Result {
 	value := func(v any) Result {
 		b, err := json.Marshal(v)
@@ -74,8 +75,8 @@ func testRunner(ctx context.Context, c Call) Result {
 		time.Sleep(time.Duration(ms) * time.Millisecond)
 		return value("slept")
 	case "delivery":
-		if ms, _ := args[0].(float64); c.Delivery == 1 {
-			time.Sleep(time.Duration(ms) * time.Millisecond)
+		if block, _ := args[0].(float64); block != 0 && c.Delivery == 1 {
+			<-ctx.Done()
 		}
 		return value(c.Delivery)
 	}

@@ -222,15 +222,24 @@ func TestEngineNotStarted(t *testing.T) {
 	e.Stop(context.Background()) // does nothing
 }
 
-// fakeBackend finishes every task at once, in dispatch order.
-type fakeBackend struct{ finish func(Outcome) }
+// fakeBackend finishes every task at once, in dispatch order; its
+// Shutdown closes shutdown, when set.
+type fakeBackend struct {
+	finish   func(Outcome)
+	shutdown chan struct{}
+}
 
 func (f *fakeBackend) Start(finish func(Outcome)) error { f.finish = finish; return nil }
 func (f *fakeBackend) Dispatch(_ context.Context, j Job) error {
 	f.finish(Outcome{ID: j.ID, Handler: j.Handler, Result: j.Args})
 	return nil
 }
-func (f *fakeBackend) Shutdown(context.Context) error { return nil }
+func (f *fakeBackend) Shutdown(context.Context) error {
+	if f.shutdown != nil {
+		close(f.shutdown)
+	}
+	return nil
+}
 
 // TestEngineFinishQueue: a panicking callback is logged and the queue
 // goes on, in order; Stop waits for the queued callbacks.
@@ -239,8 +248,11 @@ func TestEngineFinishQueue(t *testing.T) {
 	var mu sync.Mutex
 	var seen []int64
 	var e Engine
-	err := e.Start(&fakeBackend{}, func(o Outcome) {
-		time.Sleep(time.Millisecond)
+	fb := &fakeBackend{shutdown: make(chan struct{})}
+	gate := make(chan struct{}) // the first callback holds the queue until Stop begins
+	go func() { <-fb.shutdown; close(gate) }()
+	err := e.Start(fb, func(o Outcome) {
+		<-gate
 		mu.Lock()
 		seen = append(seen, o.ID)
 		mu.Unlock()

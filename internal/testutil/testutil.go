@@ -56,13 +56,24 @@ func WriteTree(t testing.TB, files map[string]string) string {
 // the test if that takes longer than within.
 func WaitFor(t testing.TB, within time.Duration, what string, f func() bool) {
 	t.Helper()
+	if !Poll(within, f) {
+		t.Fatalf("gave up after %v waiting for %s", within, what)
+	}
+}
+
+// Poll calls f every few milliseconds until it returns true, for at most
+// within, and reports whether it did. It is WaitFor for a caller that
+// words its own failure, or that runs outside the test's goroutine, where
+// t.Fatal must not be called.
+func Poll(within time.Duration, f func() bool) bool {
 	deadline := time.Now().Add(within)
 	for !f() {
 		if time.Now().After(deadline) {
-			t.Fatalf("gave up after %v waiting for %s", within, what)
+			return false
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
+	return true
 }
 
 // NeedProgram returns the path of the program name (a path, or a name

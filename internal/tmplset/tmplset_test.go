@@ -162,7 +162,8 @@ func TestConcurrentRenderWhileEditing(t *testing.T) {
 		if err := os.Rename(tmp, filepath.Join(dir, "p.html")); err != nil {
 			t.Fatal(err)
 		}
-		time.Sleep(5 * time.Millisecond)
+		want := fmt.Sprintf("[v%d]", i)
+		testutil.WaitFor(t, 5*time.Second, "version "+want, func() bool { got, _ := s.Render("p", nil); return got == want })
 	}
 	testutil.WaitFor(t, 5*time.Second, "the last version", func() bool {
 		got, _ := s.Render("p", nil)

@@ -14,18 +14,18 @@ import (
 	"github.com/zealgo/zealgo/interp/check"
 )
 
-// TestREADMERules: every item of the README's list of what the
+// TestREADMERules: every item of docs/modes.md's list of what the
 // interpreter does not support starts with the rules it stands for, every
 // rule has an item, and an item says "(fixed)" exactly when the host fixes
 // its rule.
 func TestREADMERules(t *testing.T) {
-	b, err := os.ReadFile("../../README.md")
+	b, err := os.ReadFile("../../docs/modes.md")
 	if err != nil {
 		t.Fatal(err)
 	}
 	_, section, ok := strings.Cut(string(b), "## What the interpreter does not support")
 	if !ok {
-		t.Fatal("the README has no section on what the interpreter does not support")
+		t.Fatal("docs/modes.md has no section on what the interpreter does not support")
 	}
 	section, _, _ = strings.Cut(section, "\n## ")
 	rules := map[string]check.Rule{}
@@ -38,23 +38,23 @@ func TestREADMERules(t *testing.T) {
 		item = "- " + item
 		m := lead.FindStringSubmatch(item)
 		if m == nil {
-			t.Errorf("README item names no rule: %.60q", item)
+			t.Errorf("docs/modes.md: item names no rule: %.60q", item)
 			continue
 		}
 		for _, id := range strings.Split(strings.ReplaceAll(m[1], "`", ""), ", ") {
 			r, ok := rules[id]
 			switch {
 			case !ok:
-				t.Errorf("README names rule %s, which check does not have", id)
+				t.Errorf("docs/modes.md names rule %s, which check does not have", id)
 			case r.Fixed != (m[2] != ""):
-				t.Errorf("README item of %s: fixed %v, rule says %v", id, m[2] != "", r.Fixed)
+				t.Errorf("docs/modes.md: item of %s: fixed %v, rule says %v", id, m[2] != "", r.Fixed)
 			}
 			seen[id] = true
 		}
 	}
 	for id := range rules {
 		if !seen[id] {
-			t.Errorf("rule %s is missing from the README's list", id)
+			t.Errorf("rule %s is missing from docs/modes.md's list", id)
 		}
 	}
 }
