@@ -70,7 +70,9 @@
 //     (resolveAPI, route.go, remembered per path) and answers OPTIONS itself;
 //     servePublic (public.go) checks the path, serves static files
 //     (static.go) and wraps the response in a publicWriter, the request's
-//     error writer outside /api/ (errorpage.go).
+//     error writer outside /api/ (errorpage.go). A path no exact file
+//     serves may be served by a [name] or [...name] file (route
+//     parameters: routematch.go, over the route trees of routetree.go).
 //  5. The path-scoped middleware of the When scopes that cover the path
 //     (scopedHandler, middleware.go).
 //  6. Load (loadAPI, load.go; tryPage, public.go): the compiled file comes
