@@ -1,9 +1,11 @@
 # syntax=docker/dockerfile:1
 #
-# The image of sample: a static binary (no cgo) built from ./sample,
-# which checks every handler, page and task file at build time and serves
-# this directory read-only as a non-root user, with its data (the SQLite
-# database, sessions) in the volume /data.
+# The image of sample: the build stage builds the zealgo command from
+# ./sample, checks every handler, page and task file with it, then
+# compiles them with `zealgo build --embed` into one static binary (no
+# cgo, no interpreter) holding the templates, static files and migrations
+# too. The final stage holds that binary only and serves as a non-root
+# user, with its data (the SQLite database, sessions) in the volume /data.
 #
 #   docker build -t sample .
 #   docker run --rm -p 8080:8080 -v sample-data:/data sample
@@ -19,19 +21,20 @@ WORKDIR /src
 COPY . .
 RUN --mount=type=cache,target=/go/pkg/mod go mod download
 RUN --mount=type=cache,target=/go/pkg/mod --mount=type=cache,target=/root/.cache/go-build \
-    CGO_ENABLED=0 go build -mod=mod -trimpath -ldflags="-s -w" -o /out/app ./sample && mkdir -p /out/data
+    CGO_ENABLED=0 go build -mod=mod -trimpath -ldflags="-s -w" -o /out/zealgo ./sample
 # Stop here if a handler, page or task file does not compile.
-RUN /out/app check --root /src
+RUN /out/zealgo check --root /src
+# Every handler, page and task file compiled, the templates, static files
+# and migrations embedded: production runs compiled.
+RUN --mount=type=cache,target=/go/pkg/mod --mount=type=cache,target=/root/.cache/go-build \
+    /out/zealgo build --root /src --embed -o /out/app && mkdir -p /out/data
 
 FROM gcr.io/distroless/static-debian12:nonroot
 COPY --from=build /out/app /usr/local/bin/app
 COPY --from=build --chown=nonroot:nonroot /out/data /data
-# The handler, page, task and template files, the migrations and the
-# packages they import: owned by root, read-only to the server. Mount a
-# directory here instead (-v "$PWD":/app:ro) to serve files as they are
-# edited.
+# An empty root: the binary serves what it compiled and embedded, and
+# needs no source file.
 WORKDIR /app
-COPY . /app
 ENV ZEALGO_ROOT=/app \
     ZEALGO_DATA=/data \
     ZEALGO_ADDR=:8080 \

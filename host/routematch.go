@@ -29,11 +29,21 @@ type routeSearch struct {
 	exact    func(string) bool
 	params   []routeParam // of the search's current branch
 	conflict string       // the first conflict met (routeDir.conflict)
+	visits   int          // directories visited (maxRouteVisits)
 }
+
+// maxRouteVisits bounds the directories one search visits. A search
+// visits at most two directories a level (the exact one and [name]), but
+// symlinks inside the root may make loops ([a] -> .), through which
+// backtracking would branch at every segment.
+const maxRouteVisits = 256
 
 // find searches below rel from segment i and returns the file's path
 // below the tree's root, ".go" included.
 func (s *routeSearch) find(rel string, i int) (string, bool) {
+	if s.visits++; s.visits > maxRouteVisits {
+		return "", false
+	}
 	d := s.t.list(rel)
 	params := d.conflict == ""
 	if !params && s.conflict == "" {

@@ -1,7 +1,6 @@
 package host
 
 import (
-	"errors"
 	"io/fs"
 	"log/slog"
 	"os"
@@ -142,12 +141,18 @@ func (t *routeTree) list(rel string) *routeDir {
 	}
 	d.sortParams(t.prefix, rel)
 	t.mu.Lock()
-	if t.gen.Load() == gen { // else listed before a change: not kept
+	if t.gen.Load() == gen && len(t.dirs) < maxListedDirs { // else listed before a change: not kept
 		t.dirs[rel] = d
 	}
 	t.mu.Unlock()
 	return d
 }
+
+// maxListedDirs bounds the listings a tree keeps and the directories it
+// watches: symlink loops inside the root name endless paths
+// (sub/x/x/x/...). Past it a directory is read again each time it is
+// searched.
+const maxListedDirs = 4096
 
 // abs returns the absolute path of rel.
 func (t *routeTree) abs(rel string) string {
@@ -164,6 +169,9 @@ func (t *routeTree) listDisk(rel string) (*routeDir, bool) {
 	t.watchDir(abs) // before reading: a change while reading is seen
 	entries, err := os.ReadDir(abs)
 	if err != nil {
+		if rel == "" { // no api/ yet: its creation is a change
+			t.watchDir(filepath.Dir(abs))
+		}
 		return nil, false
 	}
 	d := &routeDir{dirs: map[string]bool{}, files: map[string]bool{}}
@@ -207,7 +215,7 @@ func (t *routeTree) watchDir(abs string) {
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if t.watched[abs] {
+	if t.watched[abs] || len(t.watched) >= maxListedDirs {
 		return
 	}
 	if err := t.watcher.Add(abs); err == nil {
@@ -338,14 +346,20 @@ func (t *routeTree) conflicts() []routeConflict {
 		}
 		sort.Strings(names)
 		for _, name := range names {
-			walk(strings.TrimPrefix(rel+"/"+name, "/"), depth+1)
+			child := joinRel(rel, name)
+			if !t.compiled { // a symlinked directory is checked where it is (inside the root)
+				if fi, err := os.Lstat(t.abs(child)); err != nil || fi.Mode()&fs.ModeSymlink != 0 {
+					continue
+				}
+			}
+			walk(child, depth+1)
 		}
 	}
 	walk("", 0)
 	return out
 }
 
-// maxRouteDepth bounds the walk of conflicts (a symlink loop).
+// maxRouteDepth bounds the walk of conflicts.
 const maxRouteDepth = 64
 
 // routeConflict is one conflict: the first entry it names (relative to
@@ -358,7 +372,3 @@ func firstEntry(msg string) string {
 	first, _, _ := strings.Cut(after, " and ")
 	return strings.TrimSuffix(first, "/")
 }
-
-// errRouteConflict marks a request that reached a level whose parameters
-// conflict.
-var errRouteConflict = errors.New("zealgo: route conflict")

@@ -52,18 +52,18 @@ func readDockerfile(t *testing.T) dockerfile {
 }
 
 // TestContainerRecipe replays the Dockerfile without Docker (none runs
-// here): the build stage's static build of the sample and its check of
-// the handler files, then the final stage's command with its variables,
-// as its non-root user when the test runs as root, against the
-// repository's files (read-only to that user) and a fresh data
-// directory. The server answers its health checks, a page, and a
-// registration that writes to the data directory.
+// here): the build stage's static build of the sample's command, its
+// check of the handler files and its `build --embed` of them, then the
+// final stage's command with its variables, as its non-root user when the
+// test runs as root, with the built binary alone (an empty root) and a
+// fresh data directory. The server answers its health checks, a page, and
+// a registration that writes to the data directory.
 func TestContainerRecipe(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the sample binary")
 	}
 	d := readDockerfile(t)
-	want := `CGO_ENABLED=0 go build -mod=mod -trimpath -ldflags="-s -w" -o /out/app ./sample`
+	want := `CGO_ENABLED=0 go build -mod=mod -trimpath -ldflags="-s -w" -o /out/zealgo ./sample`
 	if strings.TrimSpace(d.build) != want {
 		t.Fatalf("Dockerfile builds with %q, want %q", d.build, want)
 	}
@@ -73,20 +73,25 @@ func TestContainerRecipe(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	bin := filepath.Join(dir, "app")
-	build := exec.Command("go", "build", "-mod=mod", "-trimpath", "-ldflags=-s -w", "-o", bin, "./sample")
+	zealgo := filepath.Join(dir, "zealgo")
+	build := exec.Command("go", "build", "-mod=mod", "-trimpath", "-ldflags=-s -w", "-o", zealgo, "./sample")
 	build.Dir = ".."
 	build.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
-	assertStatic(t, bin)
-	if out, err := exec.Command(bin, "check", "--root", "..").CombinedOutput(); err != nil {
+	if out, err := exec.Command(zealgo, "check", "--root", "..").CombinedOutput(); err != nil {
 		t.Fatalf("the build stage's check: %v\n%s", err, out)
 	}
+	bin := filepath.Join(dir, "app")
+	gen := filepath.Join(t.TempDir(), "gen") // <root>/.zealgo/build in the image's build stage
+	if out, err := exec.Command(zealgo, "build", "--root", "..", "--dir", gen, "--embed", "-o", bin).CombinedOutput(); err != nil {
+		t.Fatalf("the build stage's zealgo build: %v\n%s", err, out)
+	}
+	assertStatic(t, bin)
 
-	root, err := filepath.Abs("..")
-	if err != nil {
+	root := filepath.Join(dir, "root") // /app in the image: empty
+	if err := os.Mkdir(root, 0o755); err != nil {
 		t.Fatal(err)
 	}
 	data := filepath.Join(dir, "data")

@@ -33,6 +33,8 @@ type exchange struct {
 	want    []headerCheck
 	bodyRe  *regexp.Regexp // the expected body is "~regexp"
 	rawBody string         // the expected body without its final newline
+	// captures are the response's "capture" lines, in order.
+	captures []capture
 }
 
 // headerLine is a request header.
@@ -77,7 +79,7 @@ func parseArchive(ar *txtar.Archive) (*archive, error) {
 		}
 		a.exchanges = append(a.exchanges, x)
 	}
-	return a, nil
+	return a, a.checkVariables()
 }
 
 // addSection files one section of the archive where it belongs.
@@ -181,6 +183,14 @@ func (x *exchange) parseResponse(name, text string) error {
 	}
 	x.status = n
 	for _, h := range hdrs {
+		if isCapture(h) {
+			c, err := parseCapture(h)
+			if err != nil {
+				return fmt.Errorf("zealgo: hosttest: %s: %w", name, err)
+			}
+			x.captures = append(x.captures, c)
+			continue
+		}
 		c, err := parseHeaderCheck(h)
 		if err != nil {
 			return fmt.Errorf("zealgo: hosttest: %s: %w", name, err)

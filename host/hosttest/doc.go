@@ -98,6 +98,37 @@
 // response body may hold a stack trace ("goroutine ", "runtime/debug") or
 // handler source ("package main") unless the expected body holds it too.
 //
+// A response may also keep a value for the later requests, a token or an
+// id, with a capture line among its header lines:
+//
+//	capture NAME = json .path          the JSON body's value at .path
+//	                                   (.user.token, .items.0.id; "." the
+//	                                   whole body): a string as it is,
+//	                                   anything else as its JSON text
+//	capture NAME = header Name         the header's values, joined by ", "
+//	capture NAME = header Name ~re     the first group of re matched in the
+//	                                   header (the whole match without one)
+//	capture NAME = body ~re            the same over the body
+//
+// A later request uses the value as {{NAME}} in its target, its header
+// lines or its body (NAME is letters, digits and "_"):
+//
+//	-- response --
+//	201
+//	capture token = json .user.token
+//	capture user = header Location
+//
+//	~"token"
+//	-- request 2 --
+//	GET {{user}}
+//	Authorization: Bearer {{token}}
+//
+// A capture that finds nothing (no such header, a body that is not JSON or
+// has no such path, a regular expression that does not match) is a
+// failure naming the exchange and the capture line, and the later requests
+// are not sent. A value captured again replaces the first. Exchange.Request
+// is the request line as written, with its {{NAME}}.
+//
 // Optional sections, one item a line:
 //
 //	-- config --   settings of this archive's run:
@@ -110,5 +141,6 @@
 //
 // An archive that breaks these rules (a request without its response, an
 // unknown setting, a file name that leaves the root, a bad regular
-// expression) is an error, not a failed exchange.
+// expression, a {{NAME}} that no earlier response captures) is an error,
+// not a failed exchange.
 package hosttest

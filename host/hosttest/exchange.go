@@ -52,17 +52,23 @@ func (s *server) close() {
 	_ = s.app.Close()
 }
 
-// runExchanges sends the archive's requests in order and checks each response,
-// stopping at a request that cannot be sent.
+// runExchanges sends the archive's requests in order, with the values
+// captured so far in place of their {{NAME}}, and checks each response,
+// stopping at a request that cannot be sent or a capture that finds
+// nothing.
 func (s *server) runExchanges(a *archive, set *settings, res *Result) {
+	vars := map[string]string{}
 	for _, x := range a.exchanges {
-		got, err := s.send(x)
+		got, err := s.send(x.substitute(vars))
 		if err != nil {
 			res.failf("%s %s: %v", x.name, x.line, err)
 			return
 		}
 		res.Exchanges = append(res.Exchanges, got)
 		x.check(got, a.forbid, set.trailingNewline, res)
+		if !x.capture(got, vars, res) {
+			return
+		}
 	}
 }
 

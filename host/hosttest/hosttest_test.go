@@ -116,6 +116,12 @@ func TestCheckReportsMismatches(t *testing.T) {
 		{"stack trace", "-- request --\nGET /api/echo?say=goroutine+1+[running]\n\n-- response --\n200\n\n~.\n", `body leaks "goroutine "`},
 		{"log", "-- request --\nGET /api/echo?say=hi\n\n-- response --\n200\n\nhi\n-- log --\nechoed say=ho\n", `log lacks "echoed say=ho"`},
 		{"nolog", "-- request --\nGET /api/echo?say=hi\n\n-- response --\n200\n\nhi\n-- nolog --\nechoed say=hi\n", `log has "echoed say=hi"`},
+		{"capture json", "-- request --\nGET /api/echo?say=hi\n\n-- response --\n200\ncapture v = json .a\n\nhi\n", "request GET /api/echo?say=hi: capture v = json .a: the body is not JSON"},
+		{"capture json path", "-- request --\nGET /api/echo?say=%7B%22a%22:[1]%7D\n\n-- response --\n200\ncapture v = json .a.1\n\n~.\n", "capture v = json .a.1: the body has no .a.1 (an array of 1)"},
+		{"capture header", "-- request --\nGET /api/echo?say=hi\n\n-- response --\n200\ncapture v = header X-None\n\nhi\n", "capture v = header X-None: no header X-None"},
+		{"capture header regexp", "-- request --\nGET /api/echo?say=hi\n\n-- response --\n200\ncapture v = header X-Say ~^o\n\nhi\n", `capture v = header X-Say ~^o: header X-Say = "hi" does not match ^o`},
+		{"capture body", "-- request --\nGET /api/echo?say=hi\n\n-- response --\n200\ncapture v = body ~^z(.)\n\nhi\n" +
+			"-- request 2 --\nGET /api/echo?say={{v}}\n\n-- response 2 --\n200\n\n~.\n", `request GET /api/echo?say=hi: capture v = body ~^z(.): body "hi" does not match ^z(.)`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -312,6 +318,13 @@ func TestCheckArchiveErrors(t *testing.T) {
 		{"status", "-- request --\nGET /\n\n-- response --\nok\n", `first line "ok": want a status code`, nil},
 		{"header regexp", "-- request --\nGET /\n\n-- response --\n200\nX-A: ~(\n", "header X-A", nil},
 		{"body regexp", "-- request --\nGET /\n\n-- response --\n200\n\n~(\n", "body: error parsing regexp", nil},
+		{"unknown variable", "-- request --\nGET /\nAuthorization: Bearer {{tokn}}\n\n-- response --\n200\n", `request: line "Authorization: Bearer {{tokn}}": unknown variable {{tokn}}`, nil},
+		{"variable of its own response", "-- request --\nGET /?t={{t}}\n\n-- response --\n200\ncapture t = body ~.\n", `request: line "GET /?t={{t}}": unknown variable {{t}}`, nil},
+		{"variable in a body", ok + "-- request 2 --\nPOST /\n\n{\"id\":{{id}}}\n-- response 2 --\n200\n", `request 2: body: unknown variable {{id}}`, nil},
+		{"capture line", "-- request --\nGET /\n\n-- response --\n200\ncapture token json .a\n", `response: line "capture token json .a": want "capture NAME = json .path"`, nil},
+		{"capture json path", "-- request --\nGET /\n\n-- response --\n200\ncapture t = json user.token\n", "want a JSON path such as .user.token", nil},
+		{"capture regexp", "-- request --\nGET /\n\n-- response --\n200\ncapture t = body ~(\n", `line "capture t = body ~(": error parsing regexp`, nil},
+		{"capture without ~", "-- request --\nGET /\n\n-- response --\n200\ncapture t = body x\n", "want a regular expression starting with ~", nil},
 		{"files and root", "-- api/a.go --\nx\n" + ok, "holds files, but WithRoot fixes the root", []hosttest.Option{hosttest.WithRoot("testdata/greeter")}},
 		{"start", ok, "boom", []hosttest.Option{hosttest.WithApp(func() *host.App {
 			app := hosttest.ServeApp()
@@ -329,5 +342,72 @@ func TestCheckArchiveErrors(t *testing.T) {
 	}
 	if _, err := hosttest.Check(filepath.Join(t.TempDir(), "missing.txtar")); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("missing archive: %v", err)
+	}
+}
+
+// showFile answers the request's query, its header X-C and its body.
+const showFile = `-- api/show.go --
+//go:build ignore
+
+package main
+
+import (
+	"io"
+
+	"github.com/zealgo/zealgo/host"
+)
+
+var show = func(api *host.API) any {
+	r := api.Req.Parent
+	b, _ := io.ReadAll(r.Body)
+	return map[string]any{"query": r.URL.RawQuery[2:], "header": r.Header.Get("X-C"), "body": string(b)}
+}
+`
+
+// TestCaptures: values captured from a response (a JSON path, a header, a
+// header's or the body's regular expression) replace their {{NAME}} in
+// the target, the headers and the body of the later requests; a value
+// captured again replaces the first.
+func TestCaptures(t *testing.T) {
+	p := writeArchive(t, echoFile+showFile+`-- request --
+GET /api/echo?say=%7B%22a%22:[1,%7B%22b%22:%22c%22%7D,true]%7D
+
+-- response --
+200
+capture b = json .a.1.b
+capture n = json .a.0
+capture obj = json .a.1
+capture yes = json .a.2
+capture all = header X-Say ~^\{"(a)"
+capture say = header X-Say
+
+~.
+-- request 2 --
+POST /api/show?q={{b}}{{n}}{{yes}}{{all}}
+X-{{b}}: {{obj}}
+
+{{say}}
+-- response 2 --
+200
+capture b = body ~"query":"(c)1
+
+{"body":"{\"a\":[1,{\"b\":\"c\"},true]}","header":"{\"b\":\"c\"}","query":"c1truea"}
+-- request 3 --
+GET /api/echo?say={{b}}{{b}}
+
+-- response 3 --
+200
+
+cc
+`)
+	res, err := hosttest.Check(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Failures) > 0 || len(res.Exchanges) != 3 {
+		t.Fatalf("exchanges %d, failures %q; log:\n%s", len(res.Exchanges), res.Failures, res.Log)
+	}
+	if got := res.Exchanges[1].Request; got != "POST /api/show?q={{b}}{{n}}{{yes}}{{all}}" {
+		t.Errorf("Request %q, want the line as written", got)
 	}
 }

@@ -33,32 +33,57 @@ func TestRepositoryDockerfile(t *testing.T) {
 }
 
 // TestDockerfileShape checks what the container must be, line by line:
-// two stages, a static binary checked against the application's files, a
-// non-root user, the application copied, the data in a volume, the server
-// configured by variables and listening on every interface.
+// two stages; the first builds the zealgo command as a static binary,
+// checks the application's files with it, then compiles them with
+// `zealgo build --embed`, in that order; the final stage holds that
+// binary alone (no source copied in), runs as a non-root user, keeps the
+// data in a volume and serves, configured by variables, on every
+// interface.
 func TestDockerfileShape(t *testing.T) {
 	b, err := Dockerfile(Data{Name: "app", GoVersion: "1.26", Main: "./cmd/app"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	df := string(b)
+	stages := strings.Split(df, "\nFROM ")
+	if len(stages) != 3 {
+		t.Fatalf("want two stages, got %d:\n%s", len(stages)-1, df)
+	}
+	build, final := stages[1], stages[2]
+	steps := []string{
+		"golang:1.26 AS build\n",
+		"CGO_ENABLED=0 go build -mod=mod -trimpath -ldflags=\"-s -w\" -o /out/zealgo ./cmd/app\n",
+		"RUN /out/zealgo check --root /src\n",
+		"/out/zealgo build --root /src --embed -o /out/app && mkdir -p /out/data\n",
+	}
+	at := 0
+	for _, want := range steps {
+		i := strings.Index(build[at:], want)
+		if i < 0 {
+			t.Errorf("the build stage lacks %q after %q", want, build[:at])
+			continue
+		}
+		at += i + len(want)
+	}
 	for _, want := range []string{
-		"FROM golang:1.26 AS build\n",
-		"CGO_ENABLED=0 go build -mod=mod -trimpath -ldflags=\"-s -w\" -o /out/app ./cmd/app",
-		"RUN /out/app check --root /src\n",
-		"FROM gcr.io/distroless/static-debian12:nonroot\n",
-		"COPY . /app\n",
+		"gcr.io/distroless/static-debian12:nonroot\n",
+		"COPY --from=build /out/app /usr/local/bin/app\n",
 		"USER nonroot\n",
 		"ZEALGO_ADDR=:8080",
 		"VOLUME [\"/data\"]\n",
 		"ENTRYPOINT [\"/usr/local/bin/app\"]\nCMD [\"serve\"]\n",
 	} {
-		if !strings.Contains(df, want) {
-			t.Errorf("Dockerfile lacks %q", want)
+		if !strings.Contains(final, want) {
+			t.Errorf("the final stage lacks %q", want)
 		}
 	}
-	if strings.Count(df, "\nFROM ") != 2 {
-		t.Error("want two stages")
+	for _, line := range strings.Split(final, "\n") {
+		if strings.HasPrefix(line, "COPY ") && (!strings.Contains(line, "--from=build ") || !strings.Contains(line, " /out/")) {
+			t.Errorf("the final stage copies more than the binary and its data directory: %q", line)
+		}
+	}
+	if strings.Contains(final, "/out/zealgo") {
+		t.Error("the final stage ships the zealgo command, not the built binary")
 	}
 	if _, err := Dockerfile(Data{Name: "app", GoVersion: "1.26"}); err == nil {
 		t.Error("no main package: no error")
