@@ -111,7 +111,9 @@ type taskDeps struct {
 // workers: on NATS JetStream when it uses NATS (nats.go), else over local
 // worker processes alone. Without task workers t stays stopped.
 func (t *tasks) start(d taskDeps) error {
-	*t = tasks{log: d.log, dir: d.dirs.task, stat: d.stat, onFinish: d.onFinish, ops: d.ops}
+	// Field by field: the engine, which Server.TaskWorkerPIDs may read
+	// meanwhile, is started in place, never overwritten.
+	t.log, t.dir, t.stat, t.onFinish, t.ops = d.log, d.dirs.task, d.stat, d.onFinish, d.ops
 	switch n := d.cfg.TaskWorkerNum; {
 	case n < 0:
 		return fmt.Errorf("zealgo: TaskWorkerNum is %d; it must be 0 (no task workers) or more", n)
