@@ -3,14 +3,12 @@ package docs
 import (
 	"fmt"
 	"go/ast"
-	"go/importer"
 	"go/parser"
 	"go/token"
 	"go/types"
 	"io"
 	"log/slog"
 	"os"
-	"os/exec"
 	"path"
 	"path/filepath"
 	"regexp"
@@ -21,6 +19,7 @@ import (
 	"unicode"
 
 	"github.com/zealgo/zealgo/host"
+	"github.com/zealgo/zealgo/internal/vet"
 	"github.com/zealgo/zealgo/symbols"
 )
 
@@ -240,32 +239,14 @@ func typeCheck(t *testing.T, list []snippet) {
 }
 
 // load returns an importer of the packages the snippets import, read from
-// the export data the go command keeps in its build cache.
+// the export data the go command keeps in its build cache (as zealgo vet
+// reads it).
 func load(t *testing.T, fset *token.FileSet, need map[string]bool) types.Importer {
-	args := []string{"list", "-export", "-deps", "-f", "{{.ImportPath}}={{.Export}}"}
-	for p := range need {
-		args = append(args, p)
-	}
-	cmd := exec.Command("go", args...)
-	cmd.Dir = ".."
-	cmd.Stderr = os.Stderr
-	out, err := cmd.Output()
+	imp, err := vet.ExportImporter("..", fset, need)
 	if err != nil {
-		t.Fatalf("go list -export: %v", err)
+		t.Fatal(err)
 	}
-	exports := map[string]string{}
-	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
-		if p, file, ok := strings.Cut(line, "="); ok && file != "" {
-			exports[p] = file
-		}
-	}
-	return importer.ForCompiler(fset, "gc", func(path string) (io.ReadCloser, error) {
-		file, ok := exports[path]
-		if !ok {
-			return nil, fmt.Errorf("no export data for %s", path)
-		}
-		return os.Open(file)
-	})
+	return imp
 }
 
 // pending are pages that other branches write; the index links them already.

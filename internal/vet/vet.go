@@ -53,7 +53,7 @@ func Files(dir string, paths []string) ([]check.Diagnostic, error) {
 		}
 		files = append(files, file{p, f})
 	}
-	imp, err := exportImporter(dir, fset, need)
+	imp, err := ExportImporter(dir, fset, need)
 	if err != nil {
 		return nil, err
 	}
@@ -126,10 +126,10 @@ func diag(fset *token.FileSet, path string, pos token.Pos, rule, msg string) che
 	return d
 }
 
-// exportImporter returns an importer of need and their dependencies, read
+// ExportImporter returns an importer of need and their dependencies, read
 // from the export data go list -export leaves in the build cache, as the
 // application's module (dir) resolves them.
-func exportImporter(dir string, fset *token.FileSet, need map[string]bool) (types.Importer, error) {
+func ExportImporter(dir string, fset *token.FileSet, need map[string]bool) (types.Importer, error) {
 	exports := map[string]string{}
 	if len(need) > 0 {
 		args := []string{"list", "-e", "-export", "-deps", "-f", "{{.ImportPath}}={{.Export}}"}

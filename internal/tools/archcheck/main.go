@@ -54,7 +54,7 @@ func main() {
 // load type-checks the package's non-test files and measures them.
 func load(pattern string) (report, error) {
 	cfg := &packages.Config{Mode: packages.NeedName | packages.NeedFiles | packages.NeedSyntax |
-		packages.NeedTypes | packages.NeedTypesInfo | packages.NeedImports | packages.NeedDeps}
+		packages.NeedTypes | packages.NeedTypesInfo | packages.NeedImports}
 	pkgs, err := packages.Load(cfg, pattern)
 	if err != nil {
 		return report{}, fmt.Errorf("archcheck: load %s: %w", pattern, err)
