@@ -3,10 +3,12 @@ package host_test
 import (
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -106,19 +108,65 @@ func TestTaskPanic(t *testing.T) {
 	}
 }
 
-// taskBlock marks itself started in dir and waits for dir/release.
+// taskBlock marks itself started in dir and holds a connection to the
+// listener named in dir/addr until blockDir's release closes it (or
+// refuses it: a task that connects after the release returns at once).
 var taskBlock = taskFile("block", `"fmt"
+	"io"
+	"net"
 	"os"
-	"path/filepath"
-	"time"`, `func(dir string, id int) any {
+	"path/filepath"`, `func(dir string, id int) any {
+	addr, _ := os.ReadFile(filepath.Join(dir, "addr"))
 	os.WriteFile(filepath.Join(dir, fmt.Sprintf("started-%d", id)), nil, 0o644)
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "release")); err == nil {
-			return "released"
-		}
-		time.Sleep(10 * time.Millisecond)
+	if c, err := net.Dial("tcp", string(addr)); err == nil {
+		io.Copy(io.Discard, c)
+		c.Close()
 	}
+	return "released"
 }`)
+
+// blockDir returns a directory for taskBlock tasks and the func that
+// releases them, which the test's cleanup also calls.
+func blockDir(t *testing.T) (string, func()) {
+	t.Helper()
+	dir := t.TempDir()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "addr"), []byte(ln.Addr().String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var held []net.Conn
+	released := false
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			if released {
+				c.Close()
+			} else {
+				held = append(held, c)
+			}
+			mu.Unlock()
+		}
+	}()
+	release := sync.OnceFunc(func() {
+		ln.Close()
+		mu.Lock()
+		defer mu.Unlock()
+		released = true
+		for _, c := range held {
+			c.Close()
+		}
+	})
+	t.Cleanup(release)
+	return dir, release
+}
 
 // waitStarted waits until the block tasks 0..n-1 have started.
 func waitStarted(t *testing.T, dir string, n int) {
@@ -139,7 +187,7 @@ func waitStarted(t *testing.T, dir string, n int) {
 func TestTaskWorkerKilled(t *testing.T) {
 	ta := newTaskApp(t, map[string]string{"task/pid.go": taskPid, "task/block.go": taskBlock}, 1, true)
 	old := ta.pidOf(t)
-	dir := t.TempDir()
+	dir, _ := blockDir(t)
 	var ids []int64
 	for i := 0; i < 2; i++ {
 		id, err := ta.app.Server().Task(host.Task{Handler: "/task/block", Args: []any{dir, i}})

@@ -44,7 +44,7 @@ func TestTaskShutdown(t *testing.T) {
 			srv := serveLoopback(t, app)
 			var pids []int
 			testutil.WaitFor(t, 15*time.Second, "the workers", func() bool { pids = app.Server().TaskWorkerPIDs(); return len(pids) == 2 })
-			dir := t.TempDir()
+			dir, release := blockDir(t)
 			var ids []int64
 			for i := 0; i < 3; i++ {
 				id, err := app.Server().Task(host.Task{Handler: "/task/block", Args: []any{dir, i}})
@@ -64,7 +64,7 @@ func TestTaskShutdown(t *testing.T) {
 				if n := sink.count(); n != 0 {
 					t.Fatalf("%d tasks reported before they were released", n)
 				}
-				os.WriteFile(filepath.Join(dir, "release"), nil, 0o644)
+				release()
 			}
 			if err := srv.wait(t); err != nil {
 				t.Fatal(err)
@@ -218,7 +218,7 @@ func TestTaskShutdownCancels(t *testing.T) {
 			srv := serveLoopback(t, app)
 			var pids []int
 			testutil.WaitFor(t, 15*time.Second, "the workers", func() bool { pids = app.Server().TaskWorkerPIDs(); return len(pids) == workers })
-			dir := t.TempDir()
+			dir, _ := blockDir(t)
 			dispatch := func(handler string, args ...any) int64 {
 				id, err := app.Server().Task(host.Task{Handler: handler, Args: args})
 				if err != nil {
