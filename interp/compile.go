@@ -160,7 +160,9 @@ func CompileSource(path string, src []byte, opts Options) (prog *Program, err er
 	if stderr == nil {
 		stderr = io.Discard
 	}
-	yopts := yaegi.Options{Stdout: stdout, Stderr: panicLineFilter{stderr}}
+	// Env: interpreted code reads the process's environment, as compiled
+	// code does (Yaegi's restricted os package reads only this copy).
+	yopts := yaegi.Options{Stdout: stdout, Stderr: panicLineFilter{stderr}, Env: os.Environ()}
 	imports := importPaths(file)
 	if pkgs != nil && len(pkgs.files) > 0 {
 		yopts.GoPath, yopts.SourcecodeFilesystem = ".", pkgs.fsys()

@@ -156,3 +156,22 @@ func TestCompileEndlessInit(t *testing.T) {
 		})
 	}
 }
+
+// TestCompileSeesEnvironment: interpreted code reads the process's
+// environment, as the same file compiled does.
+func TestCompileSeesEnvironment(t *testing.T) {
+	t.Setenv("ZEALGO_TEST_ENV", "from the process")
+	src := "package main\n\nimport \"os\"\n\nvar v = func() any { return os.Getenv(\"ZEALGO_TEST_ENV\") + \"|\" + fmt.Sprint(len(os.Environ()) > 0) }\n"
+	src = strings.Replace(src, "import \"os\"", "import (\n\t\"fmt\"\n\t\"os\"\n)", 1)
+	p, err := interp.CompileSource("env.go", []byte(src), interp.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, ok := p.Var("v")
+	if !ok {
+		t.Fatal("no var v")
+	}
+	if got := v.Interface().(func() any)(); got != "from the process|true" {
+		t.Fatalf("os.Getenv in an interpreted file: %q", got)
+	}
+}
