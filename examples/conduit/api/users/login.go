@@ -1,0 +1,88 @@
+//go:build ignore
+
+// POST /api/users/login answers the user whose email and password these
+// are, with a new token.
+package main
+
+import (
+	"database/sql"
+	"errors"
+	"sort"
+	"strconv"
+	"time"
+
+	"github.com/zealgo/zealgo/host"
+)
+
+// tokenKey names the key that signs the tokens the jwt alias verifies.
+const tokenKey = "HS256,env=CONDUIT_JWT_SECRET"
+
+type credentials struct {
+	User struct {
+		Email    string `json:"email" validate:"required"`
+		Password string `json:"password" validate:"required"`
+	} `json:"user"`
+}
+
+var post = func(api *host.API, db *sql.DB) (any, error) {
+	var in credentials
+	if err := api.Bind(&in); err != nil {
+		return invalid(api, err)
+	}
+	var id int64
+	var hash string
+	var user struct{ username, email string }
+	var bio, image sql.NullString
+	err := db.QueryRow(`SELECT id, password_hash, username, email, bio, image FROM users WHERE email = $1`, in.User.Email).
+		Scan(&id, &hash, &user.username, &user.email, &bio, &image)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return nil, err
+	}
+	// An unknown email costs the same bcrypt check as a wrong password.
+	if !host.CheckPassword(hash, in.User.Password) {
+		return fail(api, 401, "email or password is invalid"), nil
+	}
+	token, err := host.SignToken(tokenKey, map[string]any{
+		"sub": strconv.FormatInt(id, 10), "exp": time.Now().Add(30 * 24 * time.Hour).Unix()})
+	if err != nil {
+		return nil, err
+	}
+	return map[string]any{"user": map[string]any{"username": user.username, "email": user.email,
+		"token": token, "bio": nullable(bio), "image": nullable(image)}}, nil
+}
+
+// nullable is s for JSON: null when NULL.
+func nullable(s sql.NullString) any {
+	if !s.Valid {
+		return nil
+	}
+	return s.String
+}
+
+// fail answers status with RealWorld's error body.
+func fail(api *host.API, status int, msgs ...string) any {
+	api.Res.WriteHeader(status)
+	return map[string]any{"errors": map[string]any{"body": msgs}}
+}
+
+// invalid answers input that api.Bind refused: 422 with a message per
+// failing field; a body too large keeps its 413.
+func invalid(api *host.API, err error) (any, error) {
+	var be *host.BindError
+	if !errors.As(err, &be) {
+		return nil, err
+	}
+	msgs := []string{}
+	for _, f := range be.Fields {
+		msgs = append(msgs, f.Message)
+	}
+	sort.Strings(msgs)
+	if len(msgs) == 0 {
+		msgs = append(msgs, be.Hint)
+	}
+	status := 422
+	if be.Status == 413 || be.Status == 415 {
+		status = be.Status
+	}
+	return fail(api, status, msgs...), nil
+}
