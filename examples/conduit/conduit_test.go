@@ -40,6 +40,8 @@ func (b *binary) get(t *testing.T, path string, cmd ...string) string {
 		t.Skip("builds zealgo and the example")
 	}
 	b.once.Do(func() {
+		began := time.Now()
+		defer func() { t.Logf("%s: %v", strings.Join(cmd[:2], " "), time.Since(began).Round(time.Millisecond)) }()
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 		defer cancel()
 		out, err := exec.CommandContext(ctx, cmd[0], cmd[1:]...).CombinedOutput()
@@ -81,7 +83,9 @@ func TestMain(m *testing.M) {
 // interprets its handler files.
 func TestConduitServe(t *testing.T) {
 	base, logs := start(t, zealgoCommand(t))
+	began := time.Now()
 	runSpec(t, base)
+	t.Logf("%d requests in %v", len(spec), time.Since(began).Round(time.Millisecond))
 	if strings.Contains(logs.String(), "compiled into the binary") {
 		t.Errorf("zealgo serve served compiled files:\n%s", logs.String())
 	}
@@ -91,7 +95,9 @@ func TestConduitServe(t *testing.T) {
 // which serves its handler files compiled.
 func TestConduitBuilt(t *testing.T) {
 	base, logs := start(t, conduitBinary(t))
+	began := time.Now()
 	runSpec(t, base)
+	t.Logf("%d requests in %v", len(spec), time.Since(began).Round(time.Millisecond))
 	if !strings.Contains(logs.String(), "compiled into the binary") {
 		t.Errorf("the built binary does not say it serves compiled files:\n%s", logs.String())
 	}
