@@ -99,6 +99,7 @@ func (a *App) UsernameProvider(f func(*RequestContext) (string, bool)) {
 // WriteHeader first); PageError(r) returns the error. Clients that prefer
 // JSON still get the JSON envelope. A nil h restores the built-in page.
 func (a *App) ErrorPage(status int, h http.Handler) {
+	a.reg.refuse("ErrorPage")
 	a.mustConfigure()
 	if a.reg.errorPages == nil {
 		a.reg.errorPages = map[int]http.Handler{}
@@ -115,6 +116,7 @@ func (a *App) ErrorPage(status int, h http.Handler) {
 // Status (int), Title (the status text), Code, Hint, RequestID and Path.
 // If the template fails, the built-in page is sent and the failure logged.
 func (a *App) ErrorTemplate(status int, name string) {
+	a.reg.refuse("ErrorTemplate")
 	a.ErrorPage(status, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		e := PageError(r)
 		html, err := a.RenderHTML(name, errorData(e, r))
@@ -138,6 +140,7 @@ func (a *App) ErrorTemplate(status int, name string) {
 // what they open is there for tasks too; a hook that starts background
 // work meant to run once (a scheduler, a cleaner) checks IsTaskWorker.
 func (a *App) OnStart(f func(*App) error) {
+	a.reg.refuse("OnStart")
 	a.mustConfigure()
 	a.reg.lifecycle.mu.Lock()
 	defer a.reg.lifecycle.mu.Unlock()
@@ -149,6 +152,7 @@ func (a *App) OnStart(f func(*App) error) {
 // to close a database opened by OnStart. A task worker runs the hooks
 // too, when it exits.
 func (a *App) OnStop(f func()) {
+	a.reg.refuse("OnStop")
 	a.mustConfigure()
 	a.reg.lifecycle.mu.Lock()
 	defer a.reg.lifecycle.mu.Unlock()
@@ -159,6 +163,7 @@ func (a *App) OnStop(f func()) {
 // handler files may import. The host package's own table is in the
 // symbols package: app.Symbols(symbols.Symbols).
 func (a *App) Symbols(s interp.Exports) {
+	a.reg.refuse("Symbols")
 	a.mustConfigure()
 	a.symbols = append(a.symbols, s)
 }
@@ -173,6 +178,7 @@ func (a *App) Symbols(s interp.Exports) {
 // that f was given when the process died is given again after its
 // restart, so f should be idempotent (keyed by id), and quick.
 func (a *App) OnTaskFinish(f func(id int64, result any, err error)) {
+	a.reg.refuse("OnTaskFinish")
 	a.mustConfigure()
 	a.reg.onTaskFinish = f
 }
@@ -193,7 +199,7 @@ func (a *App) Provide(v any) {
 // Provided returns the value given to Provide with the same type as
 // example (a nil pointer of the type will do), and whether there is one.
 func (a *App) Provided(example any) (any, bool) {
-	v, ok := a.reg.provided[reflect.TypeOf(example)]
+	v, ok := regOf(a).provided[reflect.TypeOf(example)]
 	if !ok {
 		return nil, false
 	}

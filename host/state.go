@@ -35,7 +35,6 @@ import (
 type hotPath struct {
 	response   echo.Response // a fresh outermost response, copied into each state
 	routes     routeCache    // resolved /api/ paths (route.go)
-	staticFast bool          // static files may skip the router (serveStaticFast)
 	// coarse: a request's times may come from the shared clock (clockNow).
 	coarse bool
 	// apiTree and pubTree list api/ and public/ for route parameters
