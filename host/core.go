@@ -21,11 +21,11 @@ type core struct {
 	log  *slog.Logger
 	dirs appDirs
 
-	ops      opsState  // health, metrics, tracing, access log (ops.go)
-	nats     natsState // NATS JetStream, when used (nats.go)
-	db       dbState   // the database pool (db.go)
-	edge     edgeState // time limits, frame headers, cross-origin, proxies (edge.go)
-	setup    setupState // what the compiled main and setup.go registered (setupfile.go)
+	ops      opsState              // health, metrics, tracing, access log (ops.go)
+	nats     natsState             // NATS JetStream, when used (nats.go)
+	db       dbState               // the database pool (db.go)
+	edge     edgeState             // time limits, frame headers, cross-origin, proxies (edge.go)
+	setup    setupState            // what the compiled main and setup.go registered (setupfile.go)
 	sessions *sessionstore.Manager // the session engine (session_config.go)
 	load     *loader               // compiles and analyzes the files (loader.go)
 	api      fileSource[*handlerFile]
