@@ -48,9 +48,11 @@ type registration struct {
 	useAliases   []*aliasUse                       // UseAlias, resolved at start-up
 	hooks        authHooks                         // AuthChecker, AdminChecker, UsernameProvider
 	onTaskFinish func(id int64, result any, err error)
-	lifecycle    lifecycle                      // OnStart and OnStop hooks
-	provided     map[reflect.Type]reflect.Value // Provide
-	errorPages   map[int]http.Handler           // ErrorPage's, by status; 0 for any
+	lifecycle    lifecycle                           // OnStart and OnStop hooks
+	provided     map[reflect.Type]reflect.Value      // Provide
+	errorPages   map[int]http.Handler                // ErrorPage's, by status; 0 for any
+	origins      []string                            // AllowOrigins
+	errorFormat  func(r *http.Request, e *Error) any // ErrorFormatter
 	// bySetup: setup.go fills this registration, and a call fixed at
 	// start-up is refused (setupgen.go).
 	bySetup bool

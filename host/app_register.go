@@ -93,6 +93,41 @@ func (a *App) UsernameProvider(f func(*RequestContext) (string, bool)) {
 	a.reg.hooks.username = f
 }
 
+// AllowOrigins lets a front end served from these origins
+// (scheme://host[:port]: "https://app.example", "http://localhost:5173")
+// call the application from a browser, with cookies: CORS requests from
+// them, preflight included, are answered before any other middleware
+// (credentials allowed, the requested headers and the usual methods
+// allowed, X-Request-Id, Location, Retry-After and Allow exposed, the
+// preflight kept 10 minutes), and the cross-origin protection trusts them
+// for unsafe methods. It adds to the serve flag --allow-origin
+// (Config.AllowOrigins). An origin that is no origin is an error at
+// start-up. Allowed in setup.go.
+func (a *App) AllowOrigins(origins ...string) {
+	a.mustConfigure()
+	a.reg.origins = append(a.reg.origins, origins...)
+}
+
+// ErrorFormatter sets f to shape the body of every error the framework
+// answers under /api/ (400, 404, 405, 408, 413, 415, 422 from API.Bind,
+// 429, 500, 503, and an *Error a handler returns): f receives the request
+// and the error (Status, Code, Hint, and Fields such as the failing
+// fields of API.Bind under "fields") and returns the value sent as JSON
+// with e.Status, e.g. RealWorld's
+//
+//	app.ErrorFormatter(func(r *http.Request, e *host.Error) any {
+//		return map[string]any{"errors": map[string][]string{"body": {e.Hint}}}
+//	})
+//
+// A nil result, a panic of f or a value that does not encode sends the
+// usual envelope {"error": code, "hint": ...}. The hint of a 500 never
+// holds a stack or source, only the request id. Nil restores the envelope.
+// Allowed in setup.go.
+func (a *App) ErrorFormatter(f func(r *http.Request, e *Error) any) {
+	a.mustConfigure()
+	a.reg.errorFormat = f
+}
+
 // ErrorPage sets h to render the HTML error page for status outside /api/;
 // status 0 sets the page for every status without a page of its own. The
 // response status is preset to the error's (h may change it by calling

@@ -99,12 +99,13 @@ func (a *core) start() (err error) {
 
 // newRoot builds the application's handler: the health checks and the
 // request's span (opsState.root, ops.go), the outermost layer with the
-// request's state and execution limit (entry, dispatch.go), the
-// cross-origin protection (edge.go), then the global middleware, each
-// instantiated once here, then the router.
+// request's state and execution limit (entry, dispatch.go), then the
+// current generation (setupgen.go): CORS for the allowed origins (cors.go),
+// the cross-origin protection (edge.go), the global middleware, each
+// instantiated once per generation, then the router.
 func (a *core) newRoot() http.Handler {
 	probes := []readyProbe{{"database", a.db.ready}, {"nats", a.nats.ready}, {"tasks", a.tasks.ready}}
-	return a.ops.root(a.entry(a.edge.crossOrigin((*genRoot)(&a.setup))), &a.cfg.Ops, probes)
+	return a.ops.root(a.entry((*genRoot)(&a.setup)), &a.cfg.Ops, probes)
 }
 
 // router sends a request for /api or below it with one of the usual

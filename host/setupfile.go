@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"reflect"
 	"sync/atomic"
@@ -175,7 +176,7 @@ func (s *setupState) load(path string) (func(*App) error, error) {
 func setupFunc(vars fileVars) (func(*App) error, error) {
 	v, ok := vars.Var(setupVar)
 	if !ok {
-		return nil, fmt.Errorf("zealgo: %s holds no variable %s: declare var setup = func(app *host.App) error { ... }",
+		return nil, fmt.Errorf("zealgo: %s: no variable %s; declare var setup = func(app *host.App) error { ... }",
 			vars.rel(), setupVar)
 	}
 	fn, ok := v.Interface().(func(*App) error)
@@ -225,4 +226,10 @@ func runSetup(app *App, fn func(*App) error) (reg *registration, err error) {
 	}
 	rec.reg.bySetup = false
 	return &rec.reg, nil
+}
+
+// fileExists reports whether path names a file.
+func fileExists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
 }

@@ -28,9 +28,27 @@ func newGeneration(c *core, reg *registration) (*generation, error) {
 	if err := g.mw.setup(reg.scopes, reg.useAliases, reg.aliases); err != nil {
 		return nil, err
 	}
-	g.root = chain((*router)(c), reg.global)
-	g.staticFast = len(reg.global) == 0
+	origins := append(slices.Clone(c.cfg.AllowOrigins), reg.origins...)
+	h, err := c.edge.crossOrigin(chain((*router)(c), reg.global), append(slices.Clone(c.cfg.TrustedOrigins), origins...))
+	if err != nil {
+		return nil, err
+	}
+	if g.root, err = allowOrigins(h, origins); err != nil { // cors.go
+		return nil, err
+	}
+	g.staticFast = len(reg.global) == 0 && len(origins) == 0
 	return g, nil
+}
+
+// errorFormat returns the error formatter of r's generation (nil: the
+// envelope).
+func errorFormat(r *http.Request) func(*http.Request, *Error) any {
+	if st := stateOf(r); st != nil && st.app != nil {
+		if g := st.app.setup.cur.Load(); g != nil {
+			return g.reg.errorFormat
+		}
+	}
+	return nil
 }
 
 // regOf returns what app's running server serves with: the current
@@ -51,7 +69,8 @@ func regOf(app *App) *registration {
 func (r *registration) clone() *registration {
 	return &registration{global: slices.Clone(r.global), aliases: maps.Clone(r.aliases), scopes: slices.Clone(r.scopes),
 		useAliases: slices.Clone(r.useAliases), hooks: r.hooks, onTaskFinish: r.onTaskFinish,
-		provided: maps.Clone(r.provided), errorPages: r.errorPages}
+		provided: maps.Clone(r.provided), errorPages: r.errorPages,
+		origins: slices.Clone(r.origins), errorFormat: r.errorFormat}
 }
 
 // setupRefusal is the panic of a call that setup.go may not make: what
