@@ -35,10 +35,10 @@ import (
 
 // edgeState is the App's state for the edge.
 type edgeState struct {
-	proxies   []*net.IPNet
-	clientIP  echo.IPExtractor // X-Forwarded-For from trusted proxies, else the peer
-	csp, xfo  string           // frame headers; "" for none
-	trusted   []string // Config.TrustedOrigins; "*" turns the cross-origin protection off
+	proxies  []*net.IPNet
+	clientIP echo.IPExtractor // X-Forwarded-For from trusted proxies, else the peer
+	csp, xfo string           // frame headers; "" for none
+	trusted  []string         // Config.TrustedOrigins; "*" turns the cross-origin protection off
 	// bodyTimeout is Config.BodyTimeout.
 	bodyTimeout time.Duration
 	// pageWriter writes an error outside /api/ as an error page
