@@ -109,7 +109,8 @@ func start(t *testing.T, bin string) (string, *testutil.Buffer) {
 	t.Helper()
 	addr := testutil.FreeAddr(t)
 	logs := &testutil.Buffer{}
-	cmd := exec.Command(bin, "serve", "--root", ".", "--addr", addr, "--data", t.TempDir(), "--supervise=false")
+	cmd := exec.Command(bin, "serve", "--root", ".", "--addr", addr, "--data", t.TempDir(), "--supervise=false",
+		"--allow-origin", frontEnd)
 	cmd.Env = append(os.Environ(), "CONDUIT_JWT_SECRET="+secret)
 	cmd.Stdout, cmd.Stderr = logs, logs
 	if err := cmd.Start(); err != nil {

@@ -17,7 +17,10 @@ type step struct {
 	// for none, "forged" for a token signed with another key.
 	as     string
 	body   string
+	header map[string]string // more request headers
 	status int
+	// wantHeader maps a response header to its value.
+	wantHeader map[string]string
 	// want maps a path in the JSON answer ("user.token", "articles.0.slug")
 	// to the JSON text of its value, "~regexp" that text must match, or
 	// "!" for a member that must be absent.
@@ -26,6 +29,9 @@ type step struct {
 	// {{name}} in a later path or body is the value.
 	keep map[string]string
 }
+
+// frontEnd is the origin of a front end allowed to call the API.
+const frontEnd = "http://localhost:4200"
 
 // isoTime is the timestamp format RealWorld's suite checks.
 const isoTime = `~^"\d{4,}-[01]\d-[0-3]\dT[0-2]\d:[0-5]\d:[0-5]\d\.\d+(?:[+-][0-2]\d:[0-5]\d|Z)"$`
@@ -44,10 +50,23 @@ var spec = []step{
 	{method: "POST", path: "/users", body: `{"user":{"username":"bob","email":"bob@example.com","password":"bobpass"}}`, status: 201,
 		keep: map[string]string{"bob": "user.token"}},
 	{method: "POST", path: "/users", body: `{"user":{"username":"ann","email":"ANN@example.com","password":"x"}}`, status: 422,
-		want: map[string]string{"errors.body": `["username has already been taken","email has already been taken"]`}},
+		want: map[string]string{"errors.body": `["username and email have already been taken"]`}},
+	{method: "POST", path: "/users", body: `{"user":{"username":"ann","email":"ann2@example.com","password":"x"}}`, status: 422,
+		want: map[string]string{"errors.body": `["username has already been taken"]`}},
 	{method: "POST", path: "/users", body: `{"user":{"username":"cy","email":"not an email"}}`, status: 422,
 		want: map[string]string{"errors.body": `~"user.email must be a valid email address","user.password is a required field"`}},
-	{method: "POST", path: "/users", body: `{"user":`, status: 422, want: map[string]string{"errors.body.0": `~.`}},
+	{method: "POST", path: "/users", body: `{"user":`, status: 400, want: map[string]string{"errors.body.0": `~.`, "errors.body.1": "!"}},
+	// A front end on another origin (serve --allow-origin): its preflight,
+	// then its POST, which the cross-origin protection lets by; another
+	// origin's POST is refused.
+	{method: "OPTIONS", path: "/users", header: map[string]string{"Origin": frontEnd, "Access-Control-Request-Method": "POST",
+		"Access-Control-Request-Headers": "content-type,authorization"}, status: 204,
+		wantHeader: map[string]string{"Access-Control-Allow-Origin": frontEnd}},
+	{method: "POST", path: "/users", header: map[string]string{"Origin": frontEnd, "Sec-Fetch-Site": "cross-site"}, status: 201,
+		body:       `{"user":{"username":"cy","email":"cy@example.com","password":"cypass"}}`,
+		wantHeader: map[string]string{"Access-Control-Allow-Origin": frontEnd}},
+	{method: "POST", path: "/users", header: map[string]string{"Origin": "https://elsewhere.example", "Sec-Fetch-Site": "cross-site"}, status: 403,
+		body: `{"user":{"username":"dee","email":"dee@example.com","password":"deepass"}}`, want: map[string]string{"errors.body.0": `~.`}},
 	{method: "POST", path: "/users/login", body: `{"user":{"email":"ann@example.com","password":" pass <word> "}}`, status: 200,
 		want: map[string]string{"user.username": `"ann"`, "user.bio": "null", "user.token": `~\.`}, keep: map[string]string{"ann": "user.token"}},
 	{method: "POST", path: "/users/login", body: `{"user":{"email":"ann@example.com","password":"pass <word>"}}`, status: 401,
@@ -60,8 +79,9 @@ var spec = []step{
 	// The current user.
 	{method: "GET", path: "/user", as: "ann", status: 200,
 		want: map[string]string{"user.username": `"ann"`, "user.email": `"ann@example.com"`, "user.token": `"{{ann}}"`}},
-	{method: "GET", path: "/user", status: 401},
-	{method: "GET", path: "/user", as: "forged", status: 401},
+	{method: "GET", path: "/user", status: 401, want: map[string]string{"errors.body": `["this endpoint needs a token: send Authorization: Bearer \u003ctoken\u003e"]`},
+		wantHeader: map[string]string{"WWW-Authenticate": `Bearer realm="zealgo"`}},
+	{method: "GET", path: "/user", as: "forged", status: 401, want: map[string]string{"errors.body.0": `~signature is invalid`}},
 	{method: "PUT", path: "/user", as: "ann", body: `{"user":{"bio":"I <b>like</b> dragons  ","image":"https://example.com/ann.png"}}`, status: 200,
 		want: map[string]string{"user.bio": `"I \u003cb\u003elike\u003c/b\u003e dragons  "`, "user.image": `"https://example.com/ann.png"`, "user.email": `"ann@example.com"`}},
 	{method: "PUT", path: "/user", as: "ann", body: `{"user":{"email":"bob@example.com"}}`, status: 422,
@@ -112,7 +132,10 @@ var spec = []step{
 	{method: "GET", path: "/articles?author=nobody", status: 200, want: map[string]string{"articlesCount": "0", "articles": "[]"}},
 	{method: "GET", path: "/articles?limit=1&offset=1", status: 200,
 		want: map[string]string{"articlesCount": "3", "articles": `~^\[\{[^\[]*\[[^\]]*\][^\]]*\]$`, "articles.0.slug": `"{{slug2}}"`}},
-	{method: "GET", path: "/articles?limit=abc", status: 422},
+	{method: "GET", path: "/articles?limit=abc", status: 400, want: map[string]string{"errors.body": `["limit must be a whole number of 64 bits"]`}},
+	{method: "GET", path: "/articles?limit=-1", status: 422, want: map[string]string{"errors.body.0": `~limit`}},
+	{method: "GET", path: "/no-such-endpoint", status: 404, want: map[string]string{"errors.body.0": `~.`}},
+	{method: "DELETE", path: "/tags", status: 405, want: map[string]string{"errors.body.0": `~.`}},
 	{method: "GET", path: "/articles", as: "forged", status: 401},
 	{method: "GET", path: "/articles/feed", as: "ann", status: 200,
 		want: map[string]string{"articlesCount": "2", "articles.0.slug": `"{{slug2}}"`, "articles.1.slug": `"{{slug}}"`, "articles.0.body": "!"}},
@@ -188,7 +211,7 @@ func runSpec(t *testing.T, base string) {
 		if s.as != "" {
 			auth = "Token " + vars[s.as]
 		}
-		status, got, err := send(s.method, base+path, auth, body)
+		status, hdr, got, err := sendWith(s.method, base+path, auth, body, s.header)
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
@@ -196,8 +219,13 @@ func runSpec(t *testing.T, base string) {
 			t.Errorf("%s: %d %s, want %d", name, status, got, s.status)
 			continue
 		}
+		for k, want := range s.wantHeader {
+			if hdr.Get(k) != want {
+				t.Errorf("%s: %s: %q, want %q", name, k, hdr.Get(k), want)
+			}
+		}
 		var doc any
-		if status != 204 && json.Unmarshal([]byte(got), &doc) != nil {
+		if status != 204 && s.method != "OPTIONS" && json.Unmarshal([]byte(got), &doc) != nil {
 			t.Errorf("%s: the answer is not JSON: %s", name, got)
 			continue
 		}
@@ -284,9 +312,18 @@ func expand(s string, vars map[string]string) string {
 
 // send sends one request, with a JSON body if body is not empty.
 func send(method, url, auth, body string) (int, string, error) {
+	status, _, got, err := sendWith(method, url, auth, body, nil)
+	return status, got, err
+}
+
+// sendWith is send with more headers, returning the answer's.
+func sendWith(method, url, auth, body string, header map[string]string) (int, http.Header, string, error) {
 	req, err := http.NewRequest(method, url, strings.NewReader(body))
 	if err != nil {
-		return 0, "", err
+		return 0, nil, "", err
+	}
+	for k, v := range header {
+		req.Header.Set(k, v)
 	}
 	if body != "" {
 		req.Header.Set("Content-Type", "application/json")
@@ -296,9 +333,9 @@ func send(method, url, auth, body string) (int, string, error) {
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		return 0, "", err
+		return 0, nil, "", err
 	}
 	defer resp.Body.Close()
 	b, err := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(b), err
+	return resp.StatusCode, resp.Header, string(b), err
 }

@@ -10,7 +10,6 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -52,7 +51,7 @@ const filter = `($2 = '' OR d.id IN (SELECT article_id FROM article_tags WHERE n
 var get = func(api *host.API, db *sql.DB) (any, error) {
 	var q listQuery
 	if err := api.Bind(&q); err != nil {
-		return invalid(api, err)
+		return nil, err
 	}
 	if q.Limit == 0 {
 		q.Limit = 20
@@ -75,11 +74,11 @@ var get = func(api *host.API, db *sql.DB) (any, error) {
 var post = func(api *host.API, db *sql.DB) (any, error) {
 	me := viewer(api)
 	if me == 0 {
-		return fail(api, 401, "creating an article needs a token"), nil
+		return nil, host.NewError(401, "unauthorized", "creating an article needs a token")
 	}
 	var in newArticle
 	if err := api.Bind(&in); err != nil {
-		return invalid(api, err)
+		return nil, err
 	}
 	a := in.Article
 	tx, err := db.Begin()
@@ -147,32 +146,4 @@ func viewer(api *host.API) int64 {
 	sub, _ := api.Claims()["sub"].(string)
 	id, _ := strconv.ParseInt(sub, 10, 64)
 	return id
-}
-
-// fail answers status with RealWorld's error body.
-func fail(api *host.API, status int, msgs ...string) any {
-	api.Res.WriteHeader(status)
-	return map[string]any{"errors": map[string]any{"body": msgs}}
-}
-
-// invalid answers input that api.Bind refused: 422 with a message per
-// failing field; a body too large keeps its 413.
-func invalid(api *host.API, err error) (any, error) {
-	var be *host.BindError
-	if !errors.As(err, &be) {
-		return nil, err
-	}
-	msgs := []string{}
-	for _, f := range be.Fields {
-		msgs = append(msgs, f.Message)
-	}
-	sort.Strings(msgs)
-	if len(msgs) == 0 {
-		msgs = append(msgs, be.Hint)
-	}
-	status := 422
-	if be.Status == 413 || be.Status == 415 {
-		status = be.Status
-	}
-	return fail(api, status, msgs...), nil
 }

@@ -6,17 +6,13 @@ package main
 import (
 	"database/sql"
 	"errors"
-	"sort"
 	"strconv"
 	"strings"
 
 	"github.com/zealgo/zealgo/host"
 )
 
-// tokenKey names the key that signs the tokens the jwt alias verifies.
-const tokenKey = "HS256,env=CONDUIT_JWT_SECRET"
-
-var middleware = []string{"jwt:" + tokenKey}
+var middleware = []string{"jwt:HS256,env=CONDUIT_JWT_SECRET"}
 
 // userUpdate holds the fields to change: a member left out is kept.
 type userUpdate struct {
@@ -36,11 +32,10 @@ var get = func(api *host.API, db *sql.DB) (any, error) {
 var put = func(api *host.API, db *sql.DB) (any, error) {
 	var in userUpdate
 	if err := api.Bind(&in); err != nil {
-		return invalid(api, err)
+		return nil, err
 	}
 	u := in.User
-	id := viewer(api)
-	hash := (*string)(nil)
+	var hash *string
 	if u.Password != nil {
 		h, err := host.HashPassword(*u.Password)
 		if err != nil {
@@ -50,9 +45,12 @@ var put = func(api *host.API, db *sql.DB) (any, error) {
 	}
 	_, err := db.Exec(`UPDATE users SET username = coalesce($1, username), email = coalesce($2, email),
 		password_hash = coalesce($3, password_hash), bio = iif($4, $5, bio), image = iif($6, $7, image) WHERE id = $8`,
-		u.Username, u.Email, hash, u.Bio != nil, u.Bio, u.Image != nil, u.Image, id)
-	if err != nil && strings.Contains(err.Error(), "UNIQUE") {
-		return fail(api, 422, uniqueField(err.Error())+" has already been taken"), nil
+		u.Username, u.Email, hash, u.Bio != nil, u.Bio, u.Image != nil, u.Image, viewer(api))
+	if err != nil && strings.Contains(err.Error(), "users.email") {
+		return nil, host.NewError(422, "taken", "email has already been taken")
+	}
+	if err != nil && strings.Contains(err.Error(), "users.username") {
+		return nil, host.NewError(422, "taken", "username has already been taken")
 	}
 	if err != nil {
 		return nil, err
@@ -67,7 +65,7 @@ func current(api *host.API, db *sql.DB) (any, error) {
 	err := db.QueryRow(`SELECT username, email, bio, image FROM users WHERE id = $1`, viewer(api)).
 		Scan(&username, &email, &bio, &image)
 	if errors.Is(err, sql.ErrNoRows) {
-		return fail(api, 401, "the token's user does not exist"), nil
+		return nil, host.NewError(401, "unauthorized", "the token's user does not exist")
 	}
 	if err != nil {
 		return nil, err
@@ -77,16 +75,7 @@ func current(api *host.API, db *sql.DB) (any, error) {
 		"token": token, "bio": nullable(bio), "image": nullable(image)}}, nil
 }
 
-// uniqueField names the column of a UNIQUE constraint failure.
-func uniqueField(msg string) string {
-	if strings.Contains(msg, "users.email") {
-		return "email"
-	}
-	return "username"
-}
-
-// viewer is the id of the user whose token the jwt alias verified, 0
-// without one.
+// viewer is the id of the user whose token the jwt alias verified.
 func viewer(api *host.API) int64 {
 	sub, _ := api.Claims()["sub"].(string)
 	id, _ := strconv.ParseInt(sub, 10, 64)
@@ -99,32 +88,4 @@ func nullable(s sql.NullString) any {
 		return nil
 	}
 	return s.String
-}
-
-// fail answers status with RealWorld's error body.
-func fail(api *host.API, status int, msgs ...string) any {
-	api.Res.WriteHeader(status)
-	return map[string]any{"errors": map[string]any{"body": msgs}}
-}
-
-// invalid answers input that api.Bind refused: 422 with a message per
-// failing field; a body too large keeps its 413.
-func invalid(api *host.API, err error) (any, error) {
-	var be *host.BindError
-	if !errors.As(err, &be) {
-		return nil, err
-	}
-	msgs := []string{}
-	for _, f := range be.Fields {
-		msgs = append(msgs, f.Message)
-	}
-	sort.Strings(msgs)
-	if len(msgs) == 0 {
-		msgs = append(msgs, be.Hint)
-	}
-	status := 422
-	if be.Status == 413 || be.Status == 415 {
-		status = be.Status
-	}
-	return fail(api, status, msgs...), nil
 }

@@ -5,8 +5,6 @@ package main
 
 import (
 	"database/sql"
-	"errors"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -28,11 +26,11 @@ type registration struct {
 var post = func(api *host.API, db *sql.DB) (any, error) {
 	var in registration
 	if err := api.Bind(&in); err != nil {
-		return invalid(api, err)
+		return nil, err // 422 with the failing fields (setup.go shapes it)
 	}
 	u := in.User
-	if taken := takenNames(db, u.Username, u.Email); len(taken) > 0 {
-		return fail(api, 422, taken...), nil
+	if err := taken(db, u.Username, u.Email); err != nil {
+		return nil, err
 	}
 	hash, err := host.HashPassword(u.Password)
 	if err != nil {
@@ -42,7 +40,7 @@ var post = func(api *host.API, db *sql.DB) (any, error) {
 	err = db.QueryRow(`INSERT INTO users (username, email, password_hash) VALUES ($1, $2, $3) RETURNING id`,
 		u.Username, u.Email, hash).Scan(&id)
 	if err != nil && strings.Contains(err.Error(), "UNIQUE") {
-		return fail(api, 422, takenNames(db, u.Username, u.Email)...), nil
+		err = taken(db, u.Username, u.Email) // registered meanwhile
 	}
 	if err != nil {
 		return nil, err
@@ -57,43 +55,20 @@ var post = func(api *host.API, db *sql.DB) (any, error) {
 		"username": u.Username, "email": u.Email, "token": token, "bio": nil, "image": nil}}, nil
 }
 
-// takenNames says which of the username and the email another user has.
-func takenNames(db *sql.DB, username, email string) []string {
-	var taken []string
-	var n int
-	if db.QueryRow(`SELECT count(*) FROM users WHERE username = $1`, username).Scan(&n) == nil && n > 0 {
-		taken = append(taken, "username has already been taken")
+// taken answers 422 when another user has the username or the email.
+func taken(db *sql.DB, username, email string) error {
+	var byName, byEmail bool
+	err := db.QueryRow(`SELECT EXISTS (SELECT 1 FROM users WHERE username = $1), EXISTS (SELECT 1 FROM users WHERE email = $2)`,
+		username, email).Scan(&byName, &byEmail)
+	switch {
+	case err != nil:
+		return err
+	case byName && byEmail:
+		return host.NewError(422, "taken", "username and email have already been taken")
+	case byName:
+		return host.NewError(422, "taken", "username has already been taken")
+	case byEmail:
+		return host.NewError(422, "taken", "email has already been taken")
 	}
-	if db.QueryRow(`SELECT count(*) FROM users WHERE email = $1`, email).Scan(&n) == nil && n > 0 {
-		taken = append(taken, "email has already been taken")
-	}
-	return taken
-}
-
-// fail answers status with RealWorld's error body.
-func fail(api *host.API, status int, msgs ...string) any {
-	api.Res.WriteHeader(status)
-	return map[string]any{"errors": map[string]any{"body": msgs}}
-}
-
-// invalid answers input that api.Bind refused: 422 with a message per
-// failing field; a body too large keeps its 413.
-func invalid(api *host.API, err error) (any, error) {
-	var be *host.BindError
-	if !errors.As(err, &be) {
-		return nil, err
-	}
-	msgs := []string{}
-	for _, f := range be.Fields {
-		msgs = append(msgs, f.Message)
-	}
-	sort.Strings(msgs)
-	if len(msgs) == 0 {
-		msgs = append(msgs, be.Hint)
-	}
-	status := 422
-	if be.Status == 413 || be.Status == 415 {
-		status = be.Status
-	}
-	return fail(api, status, msgs...), nil
+	return nil
 }

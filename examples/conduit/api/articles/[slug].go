@@ -9,7 +9,6 @@ import (
 	"encoding/json"
 	"errors"
 	"regexp"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -39,13 +38,13 @@ var get = func(api *host.API, db *sql.DB) (any, error) {
 }
 
 var put = func(api *host.API, db *sql.DB) (any, error) {
-	id, problem, err := ownArticle(api, db)
-	if problem != nil || err != nil {
-		return problem, err
+	id, err := ownArticle(api, db)
+	if err != nil {
+		return nil, err
 	}
 	var in articleUpdate
 	if err := api.Bind(&in); err != nil {
-		return invalid(api, err)
+		return nil, err
 	}
 	a := in.Article
 	slug := (*string)(nil)
@@ -62,7 +61,7 @@ var put = func(api *host.API, db *sql.DB) (any, error) {
 		updated_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') WHERE id = $5`,
 		a.Title, a.Description, a.Body, slug, id)
 	if err != nil && strings.Contains(err.Error(), "UNIQUE") {
-		return fail(api, 422, "another article has this title's slug"), nil
+		return nil, host.NewError(422, "invalid", "another article has this title's slug")
 	}
 	if err != nil {
 		return nil, err
@@ -71,9 +70,9 @@ var put = func(api *host.API, db *sql.DB) (any, error) {
 }
 
 var delete = func(api *host.API, db *sql.DB) (any, error) {
-	id, problem, err := ownArticle(api, db)
-	if problem != nil || err != nil {
-		return problem, err
+	id, err := ownArticle(api, db)
+	if err != nil {
+		return nil, err
 	}
 	if _, err := db.Exec(`DELETE FROM articles WHERE id = $1`, id); err != nil {
 		return nil, err
@@ -86,7 +85,7 @@ func article(api *host.API, db *sql.DB, column string, key any) (any, error) {
 	var doc string
 	err := db.QueryRow(`SELECT `+readerArticle+` FROM article_docs d WHERE d.`+column+` = $2`, viewer(api), key).Scan(&doc)
 	if errors.Is(err, sql.ErrNoRows) {
-		return fail(api, 404, "article not found"), nil
+		return nil, host.NewError(404, "not_found", "article not found")
 	}
 	if err != nil {
 		return nil, err
@@ -95,24 +94,24 @@ func article(api *host.API, db *sql.DB, column string, key any) (any, error) {
 }
 
 // ownArticle returns the id of the article of the path if the reader
-// wrote it, or else the answer to send: 401 without a token, 404 for no
-// such article, 403 for someone else's.
-func ownArticle(api *host.API, db *sql.DB) (int64, any, error) {
+// wrote it: else 401 without a token, 404 for no such article, 403 for
+// someone else's.
+func ownArticle(api *host.API, db *sql.DB) (int64, error) {
 	me := viewer(api)
 	if me == 0 {
-		return 0, fail(api, 401, "changing an article needs a token"), nil
+		return 0, host.NewError(401, "unauthorized", "changing an article needs a token")
 	}
 	var id, author int64
 	err := db.QueryRow(`SELECT id, author_id FROM articles WHERE slug = $1`, api.Param("slug")).Scan(&id, &author)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
-		return 0, fail(api, 404, "article not found"), nil
+		return 0, host.NewError(404, "not_found", "article not found")
 	case err != nil:
-		return 0, nil, err
+		return 0, err
 	case author != me:
-		return 0, fail(api, 403, "only the author may change an article"), nil
+		return 0, host.NewError(403, "forbidden", "only the author may change an article")
 	}
-	return id, nil, nil
+	return id, nil
 }
 
 var nonWord = regexp.MustCompile(`[^\p{L}\p{N}]+`)
@@ -133,32 +132,4 @@ func viewer(api *host.API) int64 {
 	sub, _ := api.Claims()["sub"].(string)
 	id, _ := strconv.ParseInt(sub, 10, 64)
 	return id
-}
-
-// fail answers status with RealWorld's error body.
-func fail(api *host.API, status int, msgs ...string) any {
-	api.Res.WriteHeader(status)
-	return map[string]any{"errors": map[string]any{"body": msgs}}
-}
-
-// invalid answers input that api.Bind refused: 422 with a message per
-// failing field; a body too large keeps its 413.
-func invalid(api *host.API, err error) (any, error) {
-	var be *host.BindError
-	if !errors.As(err, &be) {
-		return nil, err
-	}
-	msgs := []string{}
-	for _, f := range be.Fields {
-		msgs = append(msgs, f.Message)
-	}
-	sort.Strings(msgs)
-	if len(msgs) == 0 {
-		msgs = append(msgs, be.Hint)
-	}
-	status := 422
-	if be.Status == 413 || be.Status == 415 {
-		status = be.Status
-	}
-	return fail(api, status, msgs...), nil
 }

@@ -8,7 +8,6 @@ import (
 	"database/sql"
 	"encoding/json"
 	"errors"
-	"sort"
 	"strconv"
 
 	"github.com/zealgo/zealgo/host"
@@ -32,7 +31,7 @@ const followed = `d.author_id IN (SELECT followee_id FROM follows WHERE follower
 var get = func(api *host.API, db *sql.DB) (any, error) {
 	var p page
 	if err := api.Bind(&p); err != nil {
-		return invalid(api, err)
+		return nil, err
 	}
 	if p.Limit == 0 {
 		p.Limit = 20
@@ -56,23 +55,4 @@ func viewer(api *host.API) int64 {
 	sub, _ := api.Claims()["sub"].(string)
 	id, _ := strconv.ParseInt(sub, 10, 64)
 	return id
-}
-
-// invalid answers input that api.Bind refused: 422 with a message per
-// failing field, in RealWorld's error body.
-func invalid(api *host.API, err error) (any, error) {
-	var be *host.BindError
-	if !errors.As(err, &be) {
-		return nil, err
-	}
-	msgs := []string{}
-	for _, f := range be.Fields {
-		msgs = append(msgs, f.Message)
-	}
-	sort.Strings(msgs)
-	if len(msgs) == 0 {
-		msgs = append(msgs, be.Hint)
-	}
-	api.Res.WriteHeader(422)
-	return map[string]any{"errors": map[string]any{"body": msgs}}, nil
 }

@@ -21,8 +21,7 @@ var get = func(api *host.API, db *sql.DB) (any, error) {
 			json(iif(EXISTS (SELECT 1 FROM follows WHERE followee_id = p.id AND follower_id = $1), 'true', 'false')))
 		FROM profile_docs p WHERE p.username = $2`, viewer(api), api.Param("username")).Scan(&doc)
 	if errors.Is(err, sql.ErrNoRows) {
-		api.Res.WriteHeader(404)
-		return map[string]any{"errors": map[string]any{"body": []string{"profile not found"}}}, nil
+		return nil, host.NewError(404, "not_found", "profile not found")
 	}
 	if err != nil {
 		return nil, err

@@ -7,7 +7,6 @@ package main
 import (
 	"database/sql"
 	"errors"
-	"sort"
 	"strconv"
 	"time"
 
@@ -27,27 +26,26 @@ type credentials struct {
 var post = func(api *host.API, db *sql.DB) (any, error) {
 	var in credentials
 	if err := api.Bind(&in); err != nil {
-		return invalid(api, err)
+		return nil, err
 	}
 	var id int64
-	var hash string
-	var user struct{ username, email string }
+	var hash, username, email string
 	var bio, image sql.NullString
 	err := db.QueryRow(`SELECT id, password_hash, username, email, bio, image FROM users WHERE email = $1`, in.User.Email).
-		Scan(&id, &hash, &user.username, &user.email, &bio, &image)
+		Scan(&id, &hash, &username, &email, &bio, &image)
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return nil, err
 	}
 	// An unknown email costs the same bcrypt check as a wrong password.
 	if !host.CheckPassword(hash, in.User.Password) {
-		return fail(api, 401, "email or password is invalid"), nil
+		return nil, host.NewError(401, "unauthorized", "email or password is invalid")
 	}
 	token, err := host.SignToken(tokenKey, map[string]any{
 		"sub": strconv.FormatInt(id, 10), "exp": time.Now().Add(30 * 24 * time.Hour).Unix()})
 	if err != nil {
 		return nil, err
 	}
-	return map[string]any{"user": map[string]any{"username": user.username, "email": user.email,
+	return map[string]any{"user": map[string]any{"username": username, "email": email,
 		"token": token, "bio": nullable(bio), "image": nullable(image)}}, nil
 }
 
@@ -57,32 +55,4 @@ func nullable(s sql.NullString) any {
 		return nil
 	}
 	return s.String
-}
-
-// fail answers status with RealWorld's error body.
-func fail(api *host.API, status int, msgs ...string) any {
-	api.Res.WriteHeader(status)
-	return map[string]any{"errors": map[string]any{"body": msgs}}
-}
-
-// invalid answers input that api.Bind refused: 422 with a message per
-// failing field; a body too large keeps its 413.
-func invalid(api *host.API, err error) (any, error) {
-	var be *host.BindError
-	if !errors.As(err, &be) {
-		return nil, err
-	}
-	msgs := []string{}
-	for _, f := range be.Fields {
-		msgs = append(msgs, f.Message)
-	}
-	sort.Strings(msgs)
-	if len(msgs) == 0 {
-		msgs = append(msgs, be.Hint)
-	}
-	status := 422
-	if be.Status == 413 || be.Status == 415 {
-		status = be.Status
-	}
-	return fail(api, status, msgs...), nil
 }

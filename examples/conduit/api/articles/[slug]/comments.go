@@ -8,7 +8,6 @@ import (
 	"database/sql"
 	"encoding/json"
 	"errors"
-	"sort"
 	"strconv"
 
 	"github.com/zealgo/zealgo/host"
@@ -29,9 +28,9 @@ const readerComment = `json_set(c.doc, '$.author.following',
 	json(iif(EXISTS (SELECT 1 FROM follows WHERE followee_id = c.author_id AND follower_id = $1), 'true', 'false')))`
 
 var get = func(api *host.API, db *sql.DB) (any, error) {
-	article, problem, err := articleID(api, db)
-	if problem != nil || err != nil {
-		return problem, err
+	article, err := articleID(api, db)
+	if err != nil {
+		return nil, err
 	}
 	var list string
 	err = db.QueryRow(`SELECT json_group_array(json(doc)) FROM (SELECT `+readerComment+` AS doc
@@ -45,15 +44,15 @@ var get = func(api *host.API, db *sql.DB) (any, error) {
 var post = func(api *host.API, db *sql.DB) (any, error) {
 	me := viewer(api)
 	if me == 0 {
-		return fail(api, 401, "commenting needs a token"), nil
+		return nil, host.NewError(401, "unauthorized", "commenting needs a token")
 	}
-	article, problem, err := articleID(api, db)
-	if problem != nil || err != nil {
-		return problem, err
+	article, err := articleID(api, db)
+	if err != nil {
+		return nil, err
 	}
 	var in newComment
 	if err := api.Bind(&in); err != nil {
-		return invalid(api, err)
+		return nil, err
 	}
 	var id int64
 	err = db.QueryRow(`INSERT INTO comments (article_id, author_id, body) VALUES ($1, $2, $3) RETURNING id`,
@@ -68,15 +67,14 @@ var post = func(api *host.API, db *sql.DB) (any, error) {
 	return map[string]any{"comment": json.RawMessage(doc)}, nil
 }
 
-// articleID returns the id of the article of the path, or the 404 to
-// answer.
-func articleID(api *host.API, db *sql.DB) (int64, any, error) {
+// articleID returns the id of the article of the path, or a 404.
+func articleID(api *host.API, db *sql.DB) (int64, error) {
 	var id int64
 	err := db.QueryRow(`SELECT id FROM articles WHERE slug = $1`, api.Param("slug")).Scan(&id)
 	if errors.Is(err, sql.ErrNoRows) {
-		return 0, fail(api, 404, "article not found"), nil
+		return 0, host.NewError(404, "not_found", "article not found")
 	}
-	return id, nil, err
+	return id, err
 }
 
 // viewer is the id of the user whose token the jwt alias verified, 0
@@ -85,32 +83,4 @@ func viewer(api *host.API) int64 {
 	sub, _ := api.Claims()["sub"].(string)
 	id, _ := strconv.ParseInt(sub, 10, 64)
 	return id
-}
-
-// fail answers status with RealWorld's error body.
-func fail(api *host.API, status int, msgs ...string) any {
-	api.Res.WriteHeader(status)
-	return map[string]any{"errors": map[string]any{"body": msgs}}
-}
-
-// invalid answers input that api.Bind refused: 422 with a message per
-// failing field; a body too large keeps its 413.
-func invalid(api *host.API, err error) (any, error) {
-	var be *host.BindError
-	if !errors.As(err, &be) {
-		return nil, err
-	}
-	msgs := []string{}
-	for _, f := range be.Fields {
-		msgs = append(msgs, f.Message)
-	}
-	sort.Strings(msgs)
-	if len(msgs) == 0 {
-		msgs = append(msgs, be.Hint)
-	}
-	status := 422
-	if be.Status == 413 || be.Status == 415 {
-		status = be.Status
-	}
-	return fail(api, status, msgs...), nil
 }

@@ -36,8 +36,7 @@ func favorite(api *host.API, db *sql.DB, change string) (any, error) {
 	var id int64
 	err := db.QueryRow(`SELECT id FROM articles WHERE slug = $1`, api.Param("slug")).Scan(&id)
 	if errors.Is(err, sql.ErrNoRows) {
-		api.Res.WriteHeader(404)
-		return map[string]any{"errors": map[string]any{"body": []string{"article not found"}}}, nil
+		return nil, host.NewError(404, "not_found", "article not found")
 	}
 	if err != nil {
 		return nil, err

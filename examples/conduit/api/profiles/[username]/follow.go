@@ -30,8 +30,7 @@ func follow(api *host.API, db *sql.DB, change string) (any, error) {
 	var id int64
 	err := db.QueryRow(`SELECT id FROM users WHERE username = $1`, api.Param("username")).Scan(&id)
 	if errors.Is(err, sql.ErrNoRows) {
-		api.Res.WriteHeader(404)
-		return map[string]any{"errors": map[string]any{"body": []string{"profile not found"}}}, nil
+		return nil, host.NewError(404, "not_found", "profile not found")
 	}
 	if err != nil {
 		return nil, err
