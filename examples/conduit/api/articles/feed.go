@@ -7,7 +7,6 @@ package main
 import (
 	"database/sql"
 	"encoding/json"
-	"errors"
 	"strconv"
 
 	"github.com/zealgo/zealgo/host"
