@@ -61,7 +61,7 @@ var put = func(api *host.API, db *sql.DB) (any, error) {
 		updated_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') WHERE id = $5`,
 		a.Title, a.Description, a.Body, slug, id)
 	if err != nil && strings.Contains(err.Error(), "UNIQUE") {
-		return nil, host.NewError(422, "invalid", "another article has this title's slug")
+		return nil, host.NewError(422, "taken", "another article has this title's slug")
 	}
 	if err != nil {
 		return nil, err
