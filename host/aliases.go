@@ -244,25 +244,40 @@ func aliasTimeout(args ...string) (func(http.Handler) http.Handler, error) {
 	if err != nil || d <= 0 {
 		return nil, fmt.Errorf("timeout: %q is not a positive duration such as 5s", args[0])
 	}
-	body := fmt.Sprintf(`{"error":"service_unavailable","hint":"the handler did not answer within %s"}`, d)
 	return func(next http.Handler) http.Handler {
-		th := http.TimeoutHandler(lateWatched(next, d), d, body)
+		th := http.TimeoutHandler(lateWatched(next, d), d, "")
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			th.ServeHTTP(&timeoutJSON{ResponseWriter: w}, r)
+			th.ServeHTTP(&timeoutJSON{ResponseWriter: w, r: r, d: d}, r)
 		})
 	}, nil
 }
 
-// timeoutJSON labels http.TimeoutHandler's 503 body as JSON, and frees a
-// handler blocked reading the body (exectime.go).
-type timeoutJSON struct{ http.ResponseWriter }
+// timeoutJSON answers http.TimeoutHandler's 503 with the JSON envelope
+// (or the application's error format), and frees a handler blocked reading
+// the body (exectime.go).
+type timeoutJSON struct {
+	http.ResponseWriter
+	r       *http.Request
+	d       time.Duration
+	swallow bool // the 503 is written: TimeoutHandler's own (empty) body is not
+}
 
 func (w *timeoutJSON) WriteHeader(code int) {
 	if code == http.StatusServiceUnavailable && w.Header().Get("Content-Type") == "" {
 		unblockBody(w.ResponseWriter, true)
-		w.Header().Set("Content-Type", "application/json")
+		w.swallow = true
+		writeJSONError(w.ResponseWriter, w.r, errorf(http.StatusServiceUnavailable, "service_unavailable",
+			"the handler did not answer within %s", w.d))
+		return
 	}
 	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *timeoutJSON) Write(p []byte) (int, error) {
+	if w.swallow {
+		return len(p), nil
+	}
+	return w.ResponseWriter.Write(p)
 }
 
 func (w *timeoutJSON) Unwrap() http.ResponseWriter { return w.ResponseWriter }

@@ -165,7 +165,7 @@ func (a *API) Int(name string) (int, bool) {
 // request; when none is registered, whether the jwt alias verified a token
 // for it.
 func (a *API) IsAuthenticated() bool {
-	f := a.app.reg.hooks.auth
+	f := regOf(a.app).hooks.auth
 	if f == nil {
 		return tokenOf(a.r) != nil
 	}
@@ -175,7 +175,7 @@ func (a *API) IsAuthenticated() bool {
 // IsAdmin reports what the application's admin checker says of this
 // request; false when none is registered.
 func (a *API) IsAdmin() bool {
-	f := a.app.reg.hooks.admin
+	f := regOf(a.app).hooks.admin
 	return f != nil && f(a.G())
 }
 
@@ -183,7 +183,7 @@ func (a *API) IsAdmin() bool {
 // request; when none is registered, the claim of the token the jwt alias
 // verified ("sub" unless the alias names another), or "", false.
 func (a *API) Username() (string, bool) {
-	f := a.app.reg.hooks.username
+	f := regOf(a.app).hooks.username
 	if f == nil {
 		t := tokenOf(a.r)
 		return tokenUser(t), t != nil && t.user != ""

@@ -48,9 +48,14 @@ type registration struct {
 	useAliases   []*aliasUse                       // UseAlias, resolved at start-up
 	hooks        authHooks                         // AuthChecker, AdminChecker, UsernameProvider
 	onTaskFinish func(id int64, result any, err error)
-	lifecycle    lifecycle                      // OnStart and OnStop hooks
-	provided     map[reflect.Type]reflect.Value // Provide
-	errorPages   map[int]http.Handler           // ErrorPage's, by status; 0 for any
+	lifecycle    lifecycle                           // OnStart and OnStop hooks
+	provided     map[reflect.Type]reflect.Value      // Provide
+	errorPages   map[int]http.Handler                // ErrorPage's, by status; 0 for any
+	origins      []string                            // AllowOrigins
+	errorFormat  func(r *http.Request, e *Error) any // ErrorFormatter
+	// bySetup: setup.go fills this registration, and a call fixed at
+	// start-up is refused (setupgen.go).
+	bySetup bool
 }
 
 // appDirs are the application's directories, absolute and with symlinks
@@ -79,6 +84,7 @@ func (a *App) Config() Config { return a.cfg }
 
 // Configure applies options to an application that has not started yet.
 func (a *App) Configure(opts ...Option) {
+	a.reg.refuse("Configure")
 	a.mustConfigure()
 	for _, o := range opts {
 		o(&a.cfg)
@@ -122,6 +128,7 @@ func (a *App) setup() error {
 // Handler returns the application's HTTP handler, starting it: after the
 // first call the application can no longer be configured.
 func (a *App) Handler() (http.Handler, error) {
+	a.reg.refuse("Handler")
 	if err := a.init(); err != nil {
 		return nil, err
 	}
@@ -132,6 +139,7 @@ func (a *App) Handler() (http.Handler, error) {
 // gracefully within Config.ShutdownTimeout. It closes ln when it returns,
 // also when the application fails to start.
 func (a *App) Serve(ctx context.Context, ln net.Listener) error {
+	a.reg.refuse("Serve")
 	h, err := a.Handler()
 	if err != nil {
 		ln.Close() // Serve owns ln, whether it serves or not
@@ -167,6 +175,7 @@ func (a *App) Serve(ctx context.Context, ln net.Listener) error {
 
 // ListenAndServe listens on Config.Addr and serves until ctx is done.
 func (a *App) ListenAndServe(ctx context.Context) error {
+	a.reg.refuse("ListenAndServe")
 	ln, err := net.Listen("tcp", a.cfg.Addr)
 	if err != nil {
 		return fmt.Errorf("zealgo: listen: %w", err)
@@ -178,6 +187,7 @@ func (a *App) ListenAndServe(ctx context.Context) error {
 // Config.ShutdownTimeout, stops watching files and closes the database. It does not stop a
 // server started by Serve; cancel its context instead.
 func (a *App) Close() error {
+	a.reg.refuse("Close")
 	return a.rt.close() // core.go
 }
 

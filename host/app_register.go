@@ -93,12 +93,48 @@ func (a *App) UsernameProvider(f func(*RequestContext) (string, bool)) {
 	a.reg.hooks.username = f
 }
 
+// AllowOrigins lets a front end served from these origins
+// (scheme://host[:port]: "https://app.example", "http://localhost:5173")
+// call the application from a browser, with cookies: CORS requests from
+// them, preflight included, are answered before any other middleware
+// (credentials allowed, the requested headers and the usual methods
+// allowed, X-Request-Id, Location, Retry-After and Allow exposed, the
+// preflight kept 10 minutes), and the cross-origin protection trusts them
+// for unsafe methods. It adds to the serve flag --allow-origin
+// (Config.AllowOrigins). An origin that is no origin is an error at
+// start-up. Allowed in setup.go.
+func (a *App) AllowOrigins(origins ...string) {
+	a.mustConfigure()
+	a.reg.origins = append(a.reg.origins, origins...)
+}
+
+// ErrorFormatter sets f to shape the body of every error the framework
+// answers under /api/ (400, 404, 405, 408, 413, 415, 422 from API.Bind,
+// 429, 500, 503, and an *Error a handler returns): f receives the request
+// and the error (Status, Code, Hint, and Fields such as the failing
+// fields of API.Bind under "fields") and returns the value sent as JSON
+// with e.Status, e.g. RealWorld's
+//
+//	app.ErrorFormatter(func(r *http.Request, e *host.Error) any {
+//		return map[string]any{"errors": map[string][]string{"body": {e.Hint}}}
+//	})
+//
+// A nil result, a panic of f or a value that does not encode sends the
+// usual envelope {"error": code, "hint": ...}. The hint of a 500 never
+// holds a stack or source, only the request id. Nil restores the envelope.
+// Allowed in setup.go.
+func (a *App) ErrorFormatter(f func(r *http.Request, e *Error) any) {
+	a.mustConfigure()
+	a.reg.errorFormat = f
+}
+
 // ErrorPage sets h to render the HTML error page for status outside /api/;
 // status 0 sets the page for every status without a page of its own. The
 // response status is preset to the error's (h may change it by calling
 // WriteHeader first); PageError(r) returns the error. Clients that prefer
 // JSON still get the JSON envelope. A nil h restores the built-in page.
 func (a *App) ErrorPage(status int, h http.Handler) {
+	a.reg.refuse("ErrorPage")
 	a.mustConfigure()
 	if a.reg.errorPages == nil {
 		a.reg.errorPages = map[int]http.Handler{}
@@ -115,6 +151,7 @@ func (a *App) ErrorPage(status int, h http.Handler) {
 // Status (int), Title (the status text), Code, Hint, RequestID and Path.
 // If the template fails, the built-in page is sent and the failure logged.
 func (a *App) ErrorTemplate(status int, name string) {
+	a.reg.refuse("ErrorTemplate")
 	a.ErrorPage(status, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		e := PageError(r)
 		html, err := a.RenderHTML(name, errorData(e, r))
@@ -138,6 +175,7 @@ func (a *App) ErrorTemplate(status int, name string) {
 // what they open is there for tasks too; a hook that starts background
 // work meant to run once (a scheduler, a cleaner) checks IsTaskWorker.
 func (a *App) OnStart(f func(*App) error) {
+	a.reg.refuse("OnStart")
 	a.mustConfigure()
 	a.reg.lifecycle.mu.Lock()
 	defer a.reg.lifecycle.mu.Unlock()
@@ -149,6 +187,7 @@ func (a *App) OnStart(f func(*App) error) {
 // to close a database opened by OnStart. A task worker runs the hooks
 // too, when it exits.
 func (a *App) OnStop(f func()) {
+	a.reg.refuse("OnStop")
 	a.mustConfigure()
 	a.reg.lifecycle.mu.Lock()
 	defer a.reg.lifecycle.mu.Unlock()
@@ -159,6 +198,7 @@ func (a *App) OnStop(f func()) {
 // handler files may import. The host package's own table is in the
 // symbols package: app.Symbols(symbols.Symbols).
 func (a *App) Symbols(s interp.Exports) {
+	a.reg.refuse("Symbols")
 	a.mustConfigure()
 	a.symbols = append(a.symbols, s)
 }
@@ -173,6 +213,7 @@ func (a *App) Symbols(s interp.Exports) {
 // that f was given when the process died is given again after its
 // restart, so f should be idempotent (keyed by id), and quick.
 func (a *App) OnTaskFinish(f func(id int64, result any, err error)) {
+	a.reg.refuse("OnTaskFinish")
 	a.mustConfigure()
 	a.reg.onTaskFinish = f
 }
@@ -193,7 +234,7 @@ func (a *App) Provide(v any) {
 // Provided returns the value given to Provide with the same type as
 // example (a nil pointer of the type will do), and whether there is one.
 func (a *App) Provided(example any) (any, bool) {
-	v, ok := a.reg.provided[reflect.TypeOf(example)]
+	v, ok := regOf(a).provided[reflect.TypeOf(example)]
 	if !ok {
 		return nil, false
 	}

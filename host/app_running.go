@@ -90,6 +90,7 @@ func (a *App) Check() (problems []string, files int, err error) {
 // Run runs the command line args (without the program name) and returns
 // the exit status. Serving stops when ctx is done.
 func (a *App) Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	a.reg.refuse("Run")
 	c := &cli{a: a, name: "zealgo", stdout: stdout, stderr: stderr}
 	if a.sup.fromMain && len(os.Args) > 0 { // help and completion name the program
 		c.name = filepath.Base(os.Args[0])

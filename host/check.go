@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -92,6 +93,10 @@ func checkAll(a *App) (problems []check.Diagnostic, files int, err error) {
 			problems = append(problems, l.checkFile(dir, path)...)
 		}
 	}
+	if setup := filepath.Join(a.dirs.root, setupFileName); fileExists(setup) { // setupfile.go
+		files++
+		problems = append(problems, l.checkFile(a.dirs.root, setup)...)
+	}
 	problems = append(problems, routeConflicts(a)...)
 	tpl, n, err := check.Templates(a.dirs.root)
 	if err != nil {
@@ -152,6 +157,12 @@ func (l *loader) hostProblem(dir, path string) string {
 	prog, rel, err := l.compile(dir, path)
 	if err == nil && dir == l.dirs.task {
 		return l.checkTask(prog, rel)
+	}
+	if err == nil && dir == l.dirs.root { // setup.go
+		if _, err := setupFunc(interpVars{prog}); err != nil {
+			return strings.TrimPrefix(err.Error(), "zealgo: ")
+		}
+		return ""
 	}
 	if err == nil {
 		_, err = l.analyze(prog, rel)

@@ -175,7 +175,11 @@ func (c *cli) edgeFlags(fs *pflag.FlagSet) {
 		"close a request whose body makes no progress for this long (0: no limit)")
 	fs.DurationVar(&cfg.WriteTimeout, "write-timeout", cfg.WriteTimeout,
 		"cut a handler's response that does not reach the client within this long of its start or of its last flush (0: no limit)")
-	fs.Func("trusted-origins", "comma-separated `ORIGINS` (https://app.example) allowed to send unsafe cross-origin requests; * turns the check off",
+	fs.Func("allow-origin", "comma-separated `ORIGINS` of front ends on other origins (https://app.example): CORS with credentials, "+
+		"and trusted for unsafe cross-origin requests; repeatable",
+		func(s string) error { cfg.AllowOrigins = append(cfg.AllowOrigins, splitList(s)...); return nil })
+	fs.Func("trusted-origins", "comma-separated `ORIGINS` (https://app.example) allowed to send unsafe cross-origin requests, "+
+		"without CORS (--allow-origin does both); * turns the check off",
 		func(s string) error { cfg.TrustedOrigins = splitList(s); return nil })
 	fs.Func("trusted-proxies", "comma-separated `CIDRS` of reverse proxies whose X-Forwarded-For and X-Forwarded-Proto are believed",
 		func(s string) error { cfg.TrustedProxies = splitList(s); return nil })

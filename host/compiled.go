@@ -82,7 +82,7 @@ type CompiledFunc func(app *App) func(api *API) (any, error)
 // their provided parameters with it when the file is loaded.
 func ProvidedOf[T any](app *App) T {
 	var zero T
-	v, ok := app.reg.provided[reflect.TypeFor[T]()]
+	v, ok := regOf(app).provided[reflect.TypeFor[T]()]
 	if !ok {
 		return zero
 	}
@@ -96,7 +96,7 @@ func ProvidedOf[T any](app *App) T {
 // and receives its zero value. Generated code calls it.
 func CompiledParam[T any](app *App, rel string, line, col int, name string, n int) T {
 	var zero T
-	v, ok := app.reg.provided[reflect.TypeFor[T]()]
+	v, ok := regOf(app).provided[reflect.TypeFor[T]()]
 	if !ok {
 		app.Logger().Warn(fmt.Sprintf("%s:%d:%d: %s: parameter %d (%s) is not injectable and receives its zero value",
 			rel, line, col, name, n, reflect.TypeFor[T]()), "file", rel)

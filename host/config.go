@@ -78,6 +78,12 @@ type Config struct {
 	// single entry "*" turns the protection off. The serve flag
 	// --trusted-origins sets it.
 	TrustedOrigins []string
+	// AllowOrigins are the origins (scheme://host[:port]) of front ends
+	// served elsewhere that call the application from a browser: CORS
+	// answers them (preflight, credentials) and the cross-origin
+	// protection trusts them, as App.AllowOrigins, to which it adds. The
+	// serve flag --allow-origin sets it (cors.go, docs/setup.md).
+	AllowOrigins []string
 	// TrustedProxies are the addresses (CIDRs or single IPs) of reverse
 	// proxies whose X-Forwarded-For and X-Forwarded-Proto headers are
 	// believed: only for a request from one of them is the client address

@@ -21,15 +21,11 @@ type core struct {
 	log  *slog.Logger
 	dirs appDirs
 
-	// registration, as it was at start-up
-	global []func(http.Handler) http.Handler
-	hooks  authHooks
-
-	ops      opsState  // health, metrics, tracing, access log (ops.go)
-	nats     natsState // NATS JetStream, when used (nats.go)
-	db       dbState   // the database pool (db.go)
-	edge     edgeState // time limits, frame headers, cross-origin, proxies (edge.go)
-	mw       middlewareSet
+	ops      opsState              // health, metrics, tracing, access log (ops.go)
+	nats     natsState             // NATS JetStream, when used (nats.go)
+	db       dbState               // the database pool (db.go)
+	edge     edgeState             // time limits, frame headers, cross-origin, proxies (edge.go)
+	setup    setupState            // what the compiled main and setup.go registered (setupfile.go)
 	sessions *sessionstore.Manager // the session engine (session_config.go)
 	load     *loader               // compiles and analyzes the files (loader.go)
 	api      fileSource[*handlerFile]
@@ -45,7 +41,7 @@ type core struct {
 // A failure closes NATS, which nothing else would close.
 func (a *core) start() (err error) {
 	app := a.app
-	a.cfg, a.dirs, a.global, a.hooks = app.cfg, app.dirs, app.reg.global, app.reg.hooks
+	a.cfg, a.dirs = app.cfg, app.dirs
 	log, err := a.ops.setup(&a.cfg, app.log, opsGauges{ // metrics and tracing (ops.go)
 		apiFiles:  func() int { return cacheLen(a.api) },
 		pageFiles: func() int { return cacheLen(a.site.pages) },
@@ -74,25 +70,24 @@ func (a *core) start() (err error) {
 	}); err != nil {
 		return err
 	}
-	if err := a.mw.setup(app.reg.scopes, app.reg.useAliases, app.reg.aliases); err != nil {
-		return err
-	}
 	se := &sessionEngine{cfg: &a.cfg, log: a.log, nats: &a.nats, ops: &a.ops, edge: &a.edge}
 	if a.sessions, err = se.newSessionManager(); err != nil { // session_config.go
 		return err
 	}
 	a.load = newLoader(app, &a.ops, &a.db, http.HandlerFunc(a.invoke))
+	if err := a.setup.start(a); err != nil { // setupfile.go
+		return err
+	}
 	if a.api, err = a.load.handlerSource(a.dirs.api); err != nil {
 		return err
 	}
-	if err := a.site.setup(siteDeps{cfg: &a.cfg, log: a.log, dirs: &a.dirs, load: a.load, scopes: app.reg.scopes, hot: &a.hot,
-		scoped: a.mw.scopedHandler, errorPages: app.reg.errorPages}); err != nil {
+	if err := a.site.setup(siteDeps{cfg: &a.cfg, log: a.log, dirs: &a.dirs, load: a.load, hot: &a.hot,
+		mw: a.setup.middleware, errorPages: app.reg.errorPages}); err != nil {
 		return err
 	}
 	a.hot.setupRoutes(&a.dirs, a.log) // route parameters (routematch.go)
 	a.echo = a.newEcho()
 	a.hot.response = *echo.NewResponse(nil, discardLog)
-	a.hot.staticFast = len(a.global) == 0
 	a.hot.coarse = coarseTimes(&a.cfg) && !a.ops.observing
 	a.root = a.newRoot()
 	if err := a.ops.listenMetrics(&a.cfg.Ops); err != nil {
@@ -104,12 +99,13 @@ func (a *core) start() (err error) {
 
 // newRoot builds the application's handler: the health checks and the
 // request's span (opsState.root, ops.go), the outermost layer with the
-// request's state and execution limit (entry, dispatch.go), the
-// cross-origin protection (edge.go), then the global middleware, each
-// instantiated once here, then the router.
+// request's state and execution limit (entry, dispatch.go), then the
+// current generation (setupgen.go): CORS for the allowed origins (cors.go),
+// the cross-origin protection (edge.go), the global middleware, each
+// instantiated once per generation, then the router.
 func (a *core) newRoot() http.Handler {
 	probes := []readyProbe{{"database", a.db.ready}, {"nats", a.nats.ready}, {"tasks", a.tasks.ready}}
-	return a.ops.root(a.entry(a.edge.crossOrigin(chain((*router)(a), a.global))), &a.cfg.Ops, probes)
+	return a.ops.root(a.entry((*genRoot)(&a.setup)), &a.cfg.Ops, probes)
 }
 
 // router sends a request for /api or below it with one of the usual
@@ -169,6 +165,7 @@ func (a *core) close() error {
 	a.tasks.close(a.app.cfg.ShutdownTimeout)
 	_ = a.sessions.Close()
 	a.hot.closeRoutes()
+	_ = a.setup.close()
 	if err := a.site.close(); err != nil {
 		log.Warn("zealgo: closing public files", "err", err)
 	}

@@ -27,7 +27,7 @@ func (a *core) entry(next http.Handler) http.Handler {
 		st := a.takeState(r)
 		r = r.WithContext(st)
 		switch {
-		case a.hot.staticFast && a.site.staticFile(st, r): // static.go
+		case a.setup.cur.Load().staticFast && a.site.staticFile(st, r): // static.go
 			a.serveStaticFast(st, w, r)
 		case a.cfg.MaxExecutionTime > 0:
 			a.serveLimited(st, w, r, next)
@@ -119,14 +119,14 @@ func (a *core) serveAPI(w http.ResponseWriter, r *http.Request) {
 		a.serveAPIOptions(w, r, st)
 		return
 	}
-	a.mw.scopedHandler("api", r.URL.Path, (*apiInnerHandler)(a)).ServeHTTP(w, r)
+	a.setup.middleware().scopedHandler("api", r.URL.Path, (*apiInnerHandler)(a)).ServeHTTP(w, r)
 }
 
 // serveAPIOptions answers OPTIONS 204 with the file's Allow header,
 // inside the cors middleware of the When scopes that have one and outside
 // every other path-scoped middleware (servePreflight, middleware.go).
 func (a *core) serveAPIOptions(w http.ResponseWriter, r *http.Request, st *reqState) {
-	if a.mw.servePreflight(w, r, st, (*apiHandler)(a)) {
+	if a.setup.middleware().servePreflight(w, r, st, (*apiHandler)(a)) {
 		return
 	}
 	f, e := a.loadAPI(r, st.route)

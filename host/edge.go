@@ -35,10 +35,10 @@ import (
 
 // edgeState is the App's state for the edge.
 type edgeState struct {
-	proxies   []*net.IPNet
-	clientIP  echo.IPExtractor // X-Forwarded-For from trusted proxies, else the peer
-	csp, xfo  string           // frame headers; "" for none
-	crossSite *http.CrossOriginProtection
+	proxies  []*net.IPNet
+	clientIP echo.IPExtractor // X-Forwarded-For from trusted proxies, else the peer
+	csp, xfo string           // frame headers; "" for none
+	trusted  []string         // Config.TrustedOrigins; "*" turns the cross-origin protection off
 	// bodyTimeout is Config.BodyTimeout.
 	bodyTimeout time.Duration
 	// pageWriter writes an error outside /api/ as an error page
@@ -74,7 +74,8 @@ func (e *edgeState) setup(cfg *Config, pageWriter func(http.ResponseWriter, *htt
 			e.xfo = "SAMEORIGIN"
 		}
 	}
-	return e.setupCrossOrigin(cfg.TrustedOrigins)
+	e.trusted = cfg.TrustedOrigins
+	return nil
 }
 
 // parseProxy parses a CIDR or a single address.
@@ -94,29 +95,21 @@ func parseProxy(s string) (*net.IPNet, error) {
 	return &net.IPNet{IP: ip, Mask: net.CIDRMask(bits, bits)}, nil
 }
 
-// setupCrossOrigin makes the cross-origin protection, unless origins
-// (Config.TrustedOrigins) is "*".
-func (e *edgeState) setupCrossOrigin(origins []string) error {
-	if len(origins) == 1 && origins[0] == "*" {
-		return nil
+// crossOrigin wraps h in the cross-origin protection, which trusts
+// origins (Config.TrustedOrigins and the allowed origins, cors.go), unless
+// Config.TrustedOrigins is "*".
+func (e *edgeState) crossOrigin(h http.Handler, origins []string) (http.Handler, error) {
+	if len(e.trusted) == 1 && e.trusted[0] == "*" {
+		return h, nil
 	}
 	c := http.NewCrossOriginProtection()
 	for _, o := range origins {
 		if err := c.AddTrustedOrigin(strings.TrimSpace(o)); err != nil {
-			return fmt.Errorf("zealgo: trusted origin %q: %w", o, err)
+			return nil, fmt.Errorf("zealgo: trusted origin %q: %w", o, err)
 		}
 	}
 	c.SetDenyHandler(http.HandlerFunc(e.refuseCrossOrigin))
-	e.crossSite = c
-	return nil
-}
-
-// crossOrigin wraps h in the cross-origin protection, if it is on.
-func (e *edgeState) crossOrigin(h http.Handler) http.Handler {
-	if e.crossSite == nil {
-		return h
-	}
-	return e.crossSite.Handler(h)
+	return c.Handler(h), nil
 }
 
 // refuseCrossOrigin answers an unsafe request a browser sent from another
@@ -124,7 +117,7 @@ func (e *edgeState) crossOrigin(h http.Handler) http.Handler {
 // page for a client that does not prefer JSON.
 func (e *edgeState) refuseCrossOrigin(w http.ResponseWriter, r *http.Request) {
 	err := errorf(http.StatusForbidden, CodeCrossOrigin,
-		"a %s from another origin is refused; the application can trust the origin with --trusted-origins", r.Method)
+		"a %s from another origin is refused; the application can allow the origin with --allow-origin or app.AllowOrigins", r.Method)
 	if !isAPIPath(r.URL.Path) {
 		writeError(e.pageWriter(w, r), r, err)
 		return

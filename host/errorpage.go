@@ -136,13 +136,13 @@ func (w *publicWriter) finish() {
 // while one is being written (by a custom error page) is sent as JSON.
 func (pw *publicWriter) writeError(w http.ResponseWriter, r *http.Request, e *Error) {
 	if pw.inError {
-		writeJSONError(w, e)
+		writeJSONError(w, r, e)
 		return
 	}
 	pw.inError, pw.pending = true, 0
 	defer func() { pw.inError = false }()
 	if PrefersJSON(r) {
-		writeJSONError(w, e)
+		writeJSONError(w, r, e)
 		return
 	}
 	pw.app.writeErrorPage(w, r, e)

@@ -88,15 +88,17 @@ func writeError(w http.ResponseWriter, r *http.Request, e *Error) {
 		st.pages.writeError(w, r, e)
 		return
 	}
-	writeJSONError(w, e)
+	writeJSONError(w, r, e)
 }
 
-// writeJSONError sends e as the JSON envelope {"error", "hint", ...}.
-func writeJSONError(w http.ResponseWriter, e *Error) {
+// writeJSONError sends e as the JSON envelope {"error", "hint", ...}, or
+// under /api/ as the application's error formatter shapes it
+// (App.ErrorFormatter).
+func writeJSONError(w http.ResponseWriter, r *http.Request, e *Error) {
 	for k, v := range e.Header {
 		w.Header()[k] = v
 	}
-	b, err := json.Marshal(e.body())
+	b, err := formatError(r, e)
 	if err != nil {
 		b = []byte(`{"error":"internal_error","hint":"the error could not be encoded"}`)
 	}
@@ -106,6 +108,32 @@ func writeJSONError(w http.ResponseWriter, e *Error) {
 	h.Set("X-Content-Type-Options", "nosniff")
 	w.WriteHeader(e.Status)
 	_, _ = w.Write(b)
+}
+
+// formatError encodes the body of e: the error formatter's value for a
+// request under /api/, if there is a formatter and its value encodes,
+// else the envelope. A formatter that panics is logged and the envelope
+// sent.
+func formatError(r *http.Request, e *Error) (b []byte, err error) {
+	f := errorFormat(r) // setupgen.go
+	if f == nil || r == nil || !isAPIPath(r.URL.Path) {
+		return json.Marshal(e.body())
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			if st := stateOf(r); st != nil {
+				st.app.log.Error("error formatter panicked", "request_id", requestID(r), "panic", interp.DescribePanic(p))
+			}
+			b, err = json.Marshal(e.body())
+		}
+	}()
+	v := f(r, &Error{Status: e.Status, Code: e.Code, Hint: e.Hint, Fields: e.Fields})
+	if v != nil {
+		if b, err = json.Marshal(v); err == nil {
+			return b, nil
+		}
+	}
+	return json.Marshal(e.body())
 }
 
 // fail sends err: an *Error as it is, anything else as a 500

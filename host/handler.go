@@ -174,7 +174,7 @@ func (l *loader) newHandlerFunc(prog fileVars, name string, v reflect.Value) (*h
 	for i := range kinds {
 		kinds[i] = kindOf(t.In(i))
 		zeros[i] = reflect.Zero(t.In(i))
-		if p, ok := l.app.reg.provided[t.In(i)]; ok && kinds[i] == argZero {
+		if p, ok := regOf(l.app).provided[t.In(i)]; ok && kinds[i] == argZero {
 			kinds[i], zeros[i] = argProvided, p
 		}
 		if kinds[i] == argZero {
@@ -278,10 +278,10 @@ func (l *loader) analyzeFile(prog fileVars, rel string) (*handlerFile, error) {
 			return nil, &interp.Error{File: rel, Line: p.Line, Col: p.Column, Msg: "middleware must be a []string of alias names"}
 		}
 		for _, n := range names {
-			mw, err := l.app.reg.aliases.middleware(n)
+			mw, err := regOf(l.app).aliases.middleware(n)
 			if err != nil {
 				name, _, _ := strings.Cut(n, ":")
-				if _, known := l.app.reg.aliases[name]; known {
+				if _, known := regOf(l.app).aliases[name]; known {
 					return nil, errorf(http.StatusInternalServerError, CodeUnknownMiddleware,
 						"%s: its middleware list names %q: %v", rel, n, err)
 				}

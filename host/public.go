@@ -62,11 +62,10 @@ type site struct {
 	pages     fileSource[*handlerFile] // the page files (the loader's)
 	pub       publicState
 	templates *tmplset.Set
-	scopes    []scope  // When's (middleware.go)
 	hot       *hotPath // the page tree of route parameters (routematch.go)
-	// scopedHandler runs the path-scoped middleware around a page
-	// (the middleware set's, middleware.go).
-	scopedHandler func(name, path string, inner http.Handler) http.Handler
+	// mw returns the path-scoped middleware of the When scopes, which
+	// runs around a page (the current generation's, setupgen.go).
+	mw func() *middlewareSet
 }
 
 // siteDeps is what the site is made with.
@@ -75,15 +74,14 @@ type siteDeps struct {
 	log        *slog.Logger
 	dirs       *appDirs
 	load       *loader
-	scopes     []scope
 	hot        *hotPath
-	scoped     func(name, path string, inner http.Handler) http.Handler
+	mw         func() *middlewareSet
 	errorPages map[int]http.Handler // App.ErrorPage's
 }
 
 // setup makes the page cache and the templates; called from App.setup.
 func (a *site) setup(d siteDeps) error {
-	a.cfg, a.log, a.dirs, a.scopes, a.hot, a.scopedHandler = d.cfg, d.log, d.dirs, d.scopes, d.hot, d.scoped
+	a.cfg, a.log, a.dirs, a.hot, a.mw = d.cfg, d.log, d.dirs, d.hot, d.mw
 	a.pub.errorPages = d.errorPages
 	var err error
 	a.pages, err = d.load.handlerSource(a.dirs.public)
@@ -207,11 +205,12 @@ func (a *site) servePublic(w http.ResponseWriter, r *http.Request) {
 		a.notFound(pw, r)
 		return
 	}
-	if len(a.scopes) == 0 || r.Method == http.MethodOptions {
+	mw := a.mw()
+	if len(mw.scopes) == 0 || r.Method == http.MethodOptions {
 		a.publicInner(pw, r, p)
 		return
 	}
-	a.scopedHandler("public", r.URL.Path, a.pub.inner).ServeHTTP(pw, r)
+	mw.scopedHandler("public", r.URL.Path, a.pub.inner).ServeHTTP(pw, r)
 }
 
 // publicScoped is publicInner behind path-scoped middleware.

@@ -33,9 +33,8 @@ import (
 
 // hotPath is what the request path prepares once per App.
 type hotPath struct {
-	response   echo.Response // a fresh outermost response, copied into each state
-	routes     routeCache    // resolved /api/ paths (route.go)
-	staticFast bool          // static files may skip the router (serveStaticFast)
+	response echo.Response // a fresh outermost response, copied into each state
+	routes   routeCache    // resolved /api/ paths (route.go)
 	// coarse: a request's times may come from the shared clock (clockNow).
 	coarse bool
 	// apiTree and pubTree list api/ and public/ for route parameters

@@ -179,7 +179,7 @@ func (a *site) staticFile(st *reqState, r *http.Request) bool {
 	if strings.IndexByte(esc[strings.LastIndexByte(esc, '/')+1:], '.') < 0 {
 		return false
 	}
-	for _, s := range a.scopes {
+	for _, s := range a.mw().scopes {
 		if covers(s.prefix, r.URL.Path) {
 			return false
 		}

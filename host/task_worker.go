@@ -256,7 +256,7 @@ func (l *loader) analyzeTaskFile(prog fileVars, rel string) (*taskFunc, error) {
 	for i := 0; i < t.NumIn(); i++ {
 		pt := t.In(i)
 		var p taskParam
-		pv, provided := l.app.reg.provided[pt]
+		pv, provided := regOf(l.app).provided[pt]
 		switch kind := kindOf(pt); {
 		case kind == argGoContext:
 			p.kind = argGoContext

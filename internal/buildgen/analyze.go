@@ -193,11 +193,12 @@ var inputFields = map[string]bool{"Input": true, "Post": true, "Form": true, "Po
 func (g *generator) writeRegistration(f *file, p *packages.Package) error {
 	fset := p.Fset
 	base := strings.TrimSuffix(f.rel[strings.LastIndexByte(f.rel, '/')+1:], ".go")
-	if !f.task {
+	plain := f.task || f.rel == setupFile // variables registered as they are
+	if !plain {
 		base = routepat.VarName(base) // [slug].go serves every method with var slug
 	}
 	names := []string{base}
-	if !f.task {
+	if !plain {
 		names = append(names, varNames...)
 	}
 	w := newWriter(p.Types)
@@ -215,7 +216,7 @@ func (g *generator) writeRegistration(f *file, p *packages.Package) error {
 		if isFunc {
 			funcs = append(funcs, fmt.Sprintf("%q: %s", n, n))
 		}
-		if f.task || n == "middleware" || !isFunc || !validHandler(sig) {
+		if plain || n == "middleware" || !isFunc || !validHandler(sig) {
 			vars = append(vars, fmt.Sprintf("%q: %s", n, n))
 			continue
 		}

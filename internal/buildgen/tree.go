@@ -131,8 +131,17 @@ func (g *generator) addTree(root string) error {
 			}
 		}
 	}
+	// The application's setup.go (host's setupfile.go): its func, var
+	// setup, is registered as it is.
+	setup := filepath.Join(root, setupFile)
+	if _, err := os.Stat(setup); err == nil {
+		return g.addFile(setupFile, setup, false)
+	}
 	return nil
 }
+
+// setupFile is the application's setup file, at its root.
+const setupFile = "setup.go"
 
 // addFile copies one file into a package of its own.
 func (g *generator) addFile(rel, path string, task bool) error {
