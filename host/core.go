@@ -36,8 +36,8 @@ type core struct {
 	sessions *sessionstore.Manager // the session engine (session_config.go)
 	load     *loader               // compiles and analyzes the files (loader.go)
 	api      fileSource[*handlerFile]
-	site     site  // public/: pages, static files, templates, error pages (public.go)
-	tasks    tasks // the task engine (task.go)
+	site     site    // public/: pages, static files, templates, error pages (public.go)
+	tasks    tasks   // the task engine (task.go)
 	live     liveHub // WebSockets, streams and rooms (live_hub.go)
 
 	echo *echo.Echo
