@@ -380,3 +380,39 @@ func rss() string {
 	}
 	return "unknown"
 }
+
+// TestLiveMetricsAndAccessLog: the open connections and their messages
+// are counted on /metrics, and a WebSocket gets one access-log record,
+// at its close, with status 101 and its duration.
+func TestLiveMetricsAndAccessLog(t *testing.T) {
+	ta := newTestApp(t, wsFiles, host.WithMetrics("127.0.0.1:0"), host.WithAccessLog(true))
+	c := dialWS(t, ta.srv.URL, "/api/echo", nil)
+	for _, m := range []string{"a", "b", "c"} {
+		writeWS(t, c, m)
+		readWS(t, c)
+	}
+	fams := scrape(t, ta.app)
+	if v := metricValue(fams, "zealgo_live_connections", "kind=websocket"); v != 1 {
+		t.Errorf("open websockets %v, want 1", v)
+	}
+	if in, out := metricValue(fams, "zealgo_live_messages_total", "direction=in", "kind=websocket"),
+		metricValue(fams, "zealgo_live_messages_total", "direction=out", "kind=websocket"); in != 3 || out != 3 {
+		t.Errorf("messages in %v out %v, want 3 and 3", in, out)
+	}
+	if strings.Contains(ta.logs.String(), "path=/api/echo") {
+		t.Fatalf("an access record before the close:\n%s", ta.logs)
+	}
+	c.Close(websocket.StatusNormalClosure, "")
+	testutil.WaitFor(t, 5*time.Second, "the access record at the close", func() bool {
+		for l := range strings.Lines(ta.logs.String()) {
+			if strings.Contains(l, "msg=request") && strings.Contains(l, "path=/api/echo") && strings.Contains(l, "status=101") &&
+				strings.Contains(l, "duration=") {
+				return true
+			}
+		}
+		return false
+	})
+	testutil.WaitFor(t, 5*time.Second, "no open websocket", func() bool {
+		return metricValue(scrape(t, ta.app), "zealgo_live_connections", "kind=websocket") == 0
+	})
+}
