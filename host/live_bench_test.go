@@ -105,4 +105,3 @@ func benchRoom(b *testing.B, from, at *testApp) {
 	b.ReportMetric(float64(b.N*clients)/d.Seconds(), "msgs/s")
 	b.ReportMetric(float64(b.N)/d.Seconds(), "broadcasts/s")
 }
-
