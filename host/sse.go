@@ -51,37 +51,6 @@ type SSE struct {
 	outOne sync.Once
 }
 
-// SSE answers the request with a Server-Sent Events stream
-// (text/event-stream) and runs fn with it: the handler returns its
-// result.
-//
-//	var get = func(api *host.API) any {
-//		return api.SSE(func(s *host.SSE) error {
-//			for i := 1; ; i++ {
-//				if err := s.Send(host.Event{ID: strconv.Itoa(i), Data: "tick"}); err != nil {
-//					return nil // the client went away
-//				}
-//				select {
-//				case <-s.Context().Done():
-//					return nil
-//				case <-time.After(time.Second):
-//				}
-//			}
-//		})
-//	}
-//
-// The stream ends when fn returns, when the client goes away (Context is
-// done, Send fails) or at shutdown. A comment line goes out when nothing
-// was sent for Config.Realtime.Heartbeat; a stream that sent no event for
-// Config.Realtime.IdleTimeout is ended. An error or a panic of fn is
-// logged with the request id.
-func (a *API) SSE(fn func(s *SSE) error) any {
-	if fn == nil {
-		return errors.New("zealgo: API.SSE: the func is nil")
-	}
-	return &sseStream{hub: &a.app.rt.live, fn: fn}
-}
-
 // sseStream is what API.SSE returns: an http.Handler that the return
 // contract serves.
 type sseStream struct {

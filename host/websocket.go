@@ -54,41 +54,6 @@ type WebSocket struct {
 // its connection is closed (1013, try again later).
 const wsQueue = 256
 
-// WebSocket answers the request by upgrading it to a WebSocket and
-// running fn with the connection: the handler returns its result.
-//
-//	var get = func(api *host.API) any {
-//		return api.WebSocket(func(ws *host.WebSocket) error {
-//			for {
-//				msg, err := ws.Read()
-//				if err != nil {
-//					return nil // the client went away
-//				}
-//				if err := ws.Write("echo: " + msg); err != nil {
-//					return nil
-//				}
-//			}
-//		})
-//	}
-//
-// When fn returns nil the connection closes with status 1000; an error,
-// or a panic, is logged with the request id and closes it with 1011.
-// fn may use the handler's API (session, auth hooks, Param) as the
-// handler does. A request that is no handshake is answered 426
-// upgrade_required, a browser's from an origin other than the request's
-// host and Config.TrustedOrigins 403 cross_origin_request, both in the
-// JSON envelope. See Config.Realtime for the limits.
-func (a *API) WebSocket(fn func(ws *WebSocket) error) any {
-	h := &a.app.rt.live
-	if e := h.checkHandshake(a.r); e != nil {
-		return e
-	}
-	if fn == nil {
-		return errors.New("zealgo: API.WebSocket: the func is nil")
-	}
-	return &wsUpgrade{hub: h, fn: fn}
-}
-
 // checkHandshake returns the error that answers r, when it cannot be
 // upgraded.
 func (h *liveHub) checkHandshake(r *http.Request) *Error {

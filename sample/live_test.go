@@ -47,3 +47,20 @@ func TestSampleLiveAPI(t *testing.T) {
 		t.Fatalf("an extra message %q (bob's note?)", b)
 	}
 }
+
+// checkLiveBuilt: the built sample's /api/learn/live (compiled, under
+// serve's timeouts) hears a note added by the logged-in client c.
+func checkLiveBuilt(t *testing.T, c *client) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	ws, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(c.base, "http")+"/api/learn/live", &websocket.DialOptions{HTTPClient: c.c})
+	if err != nil {
+		t.Fatalf("built: WebSocket /api/learn/live: %v", err)
+	}
+	defer ws.CloseNow()
+	c.addNote("live", "built")
+	if _, b, err := ws.Read(ctx); err != nil || string(b) != "changed" {
+		t.Errorf("built: the WebSocket got %q %v, want changed", b, err)
+	}
+}
