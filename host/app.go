@@ -164,6 +164,7 @@ func (a *App) Serve(ctx context.Context, ln net.Listener) error {
 	a.rt.ops.drain(a.cfg.Ops.DrainDelay, a.Logger()) // not ready from now on (ops.go)
 	sctx, cancel := context.WithTimeout(context.Background(), a.cfg.ShutdownTimeout)
 	defer cancel()
+	a.rt.live.drain(sctx.Done()) // WebSockets closed with 1001, streams ended (live_hub.go)
 	err = srv.Shutdown(sctx)
 	a.rt.tasks.stop(sctx)
 	a.Close()

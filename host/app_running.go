@@ -73,6 +73,13 @@ func (a *App) IsTaskWorker() bool { return a.worker }
 // Config.ThrottleWindow.
 func (a *App) Throttle(name string) *Throttle { return newThrottle(a, name) }
 
+// Broadcast sends msg to every WebSocket and stream that joined room
+// (WebSocket.Join, SSE.Join): in this process and, when the application
+// is on NATS, in every instance sharing it. It may be called from any
+// handler or task; a task worker reaches the server's connections only
+// through NATS, and returns an error without it.
+func (a *App) Broadcast(room, msg string) error { return a.rt.live.broadcast(room, msg) }
+
 // Routes compiles every handler and page file and lists what it serves.
 func (a *App) Routes() ([]Route, error) { return listRoutes(a) }
 

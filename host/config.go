@@ -176,6 +176,9 @@ type Config struct {
 	// Ops configures health checks, metrics, tracing and the access log
 	// (ops.go).
 	Ops OpsConfig
+	// Realtime tunes WebSockets and Server-Sent Events streams
+	// (live_config.go).
+	Realtime RealtimeConfig
 }
 
 // Option sets a field of Config.

@@ -1,10 +1,13 @@
 package host
 
 import (
+	"context"
 	"log/slog"
 	"net/http"
+	"time"
 
 	"github.com/labstack/echo/v5"
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/zealgo/zealgo/internal/sessionstore"
 )
 
@@ -29,8 +32,9 @@ type core struct {
 	sessions *sessionstore.Manager // the session engine (session_config.go)
 	load     *loader               // compiles and analyzes the files (loader.go)
 	api      fileSource[*handlerFile]
-	site     site  // public/: pages, static files, templates, error pages (public.go)
-	tasks    tasks // the task engine (task.go)
+	site     site    // public/: pages, static files, templates, error pages (public.go)
+	tasks    tasks   // the task engine (task.go)
+	live     liveHub // WebSockets, streams and rooms (live_hub.go)
 
 	echo *echo.Echo
 	root http.Handler // outermost layer, global middleware, then echo
@@ -59,6 +63,17 @@ func (a *core) start() (err error) {
 			a.nats.close()
 		}
 	}()
+	var nc natsPublisher
+	if a.nats.conn != nil {
+		nc = a.nats.conn.NC
+	}
+	var reg *prometheus.Registry
+	if a.ops.metrics != nil {
+		reg = a.ops.registry.get()
+	}
+	if err := a.live.setup(&a.cfg, a.log, reg, nc); err != nil { // live_hub.go
+		return err
+	}
 	if a.db, err = openDB(&a.cfg, a.log, a.dirs.root, true); err != nil {
 		return err
 	}
@@ -162,6 +177,9 @@ func (a *core) close() error {
 	defer a.nats.close()   // last: the task engine and the sessions use it
 	defer a.db.close()     // after the OnStop hooks, which may still use it
 	defer a.app.reg.lifecycle.stop()
+	stop, cancel := context.WithTimeout(context.Background(), time.Second)
+	a.live.close(stop.Done()) // what is still open: 1001 (live_hub.go)
+	cancel()
 	a.tasks.close(a.app.cfg.ShutdownTimeout)
 	_ = a.sessions.Close()
 	a.hot.closeRoutes()

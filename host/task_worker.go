@@ -55,6 +55,7 @@ func (ws *workerSide) setup(cfg taskproto.WorkerConfig) (taskpool.Runner, *slog.
 		a.cfg.Logger = slog.New(slog.NewJSONHandler(ws.stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
 	a.started, a.worker = true, true
+	a.rt.live.bus.forWorker(cfg.Queue) // App.Broadcast from a task goes through NATS (live_bus.go)
 	if err := a.prepare(); err != nil {
 		return nil, nil, err
 	}
@@ -82,6 +83,7 @@ func (ws *workerSide) setup(cfg taskproto.WorkerConfig) (taskpool.Runner, *slog.
 
 // close stops what setup started.
 func (ws *workerSide) close() {
+	ws.a.rt.live.bus.close()
 	if ws.cache != nil {
 		ws.cache.Close()
 	}

@@ -104,6 +104,7 @@ func TestSampleBuilt(t *testing.T) {
 	if r := c.do("GET", noteURL(note["id"]), nil); r.Status != http.StatusOK || !strings.Contains(r.Body, `"no interpreter"`) {
 		t.Errorf("GET the note: %d %s", r.Status, r.Body)
 	}
+	checkLiveBuilt(t, c)
 	if r := c.do("OPTIONS", "/api/learn/notes", nil); r.Status != http.StatusNoContent || r.Header.Get("Allow") != "GET, HEAD, POST, PUT, DELETE, OPTIONS" {
 		t.Errorf("OPTIONS: %d Allow %q", r.Status, r.Header.Get("Allow"))
 	}

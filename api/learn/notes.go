@@ -18,7 +18,8 @@ import (
 	"github.com/zealgo/zealgo/sample/store"
 )
 
-// /api/learn/notes: the logged-in account's notes (mode 2).
+// /api/learn/notes: the logged-in account's notes (mode 2). Each change
+// is announced to the account's open notes pages (api/learn/live.go).
 //
 //	GET                 200 [note, ...]   (?id=N: 200 note)
 //	POST title, body    201 note
@@ -80,6 +81,7 @@ var post = func(api *host.API, s *store.Store) any {
 	if err != nil {
 		return failure(api, noteError(err))
 	}
+	learn.NotesChanged(api, u.ID)
 	if api.PrefersHTML() {
 		return backToPage(api, "")
 	}
@@ -105,6 +107,7 @@ func update(api *host.API, s *store.Store) any {
 	if err != nil {
 		return failure(api, noteError(err))
 	}
+	learn.NotesChanged(api, uid)
 	if api.PrefersHTML() {
 		return backToPage(api, "")
 	}
@@ -120,6 +123,7 @@ func remove(api *host.API, s *store.Store) any {
 	if err := s.DeleteNote(api.Context(), uid, id); err != nil {
 		return failure(api, noteError(err))
 	}
+	learn.NotesChanged(api, uid)
 	if api.PrefersHTML() {
 		return backToPage(api, "")
 	}
