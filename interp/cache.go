@@ -76,12 +76,12 @@ type Cache[T any] struct {
 	mu      sync.Mutex
 	entries map[string]*entry[T]
 	dirs    map[string]bool
-	pending map[string]bool        // files to rebuild in the next batch
-	looks   map[string]*time.Timer // second looks at files that failed (batch.go)
-	batch   *time.Timer            // runs the batch once the files are quiet
-	seq     uint64                 // changes seen
-	last    time.Time              // when the last change was seen
-	batchMu sync.Mutex             // one batch at a time
+	pending map[string]bool            // files to rebuild in the next batch
+	looks   map[string]*time.Timer     // second looks at files that failed (batch.go)
+	batch   *time.Timer                // runs the batch once the files are quiet
+	seq     uint64                     // changes seen
+	last    time.Time                  // when the last change was seen
+	batchMu sync.Mutex                 // one batch at a time
 	deps    map[string][]string        // file -> the directories it depends on
 	users   map[string]map[string]bool // directory -> the files that depend on it
 	watcher *fsnotify.Watcher
