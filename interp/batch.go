@@ -48,18 +48,22 @@ type built[T any] struct {
 
 // changed notes a change at path: the file, if the cache holds it, and
 // the files that depend on it join the next batch, which waits for quiet.
+// A change that concerns no file the cache holds is no change to it: a
+// file written over and over beside the handlers delays no batch.
 func (c *Cache[T]) changed(path string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.closed {
 		return
 	}
-	now := c.noteLocked()
-	c.pendLocked(path, now)
+	now := time.Now()
+	pended := c.pendLocked(path, now.UnixNano())
 	for _, p := range c.dependentsLocked(path) {
-		c.pendLocked(p, now)
+		pended = c.pendLocked(p, now.UnixNano()) || pended
 	}
-	c.armLocked()
+	if pended {
+		c.noteLocked(now)
+	}
 }
 
 // changedAll puts every file the cache holds in the next batch.
@@ -69,26 +73,28 @@ func (c *Cache[T]) changedAll() {
 	if c.closed {
 		return
 	}
-	now := c.noteLocked()
+	now := time.Now()
 	for p := range c.entries {
-		c.pendLocked(p, now)
+		c.pendLocked(p, now.UnixNano())
 	}
+	c.noteLocked(now)
+}
+
+// noteLocked counts a change seen at now and (re)starts the wait for
+// quiet before the next batch.
+func (c *Cache[T]) noteLocked(now time.Time) {
+	c.seq++
+	c.last = now
 	c.armLocked()
 }
 
-// noteLocked counts a change and returns its time in unix nanoseconds.
-func (c *Cache[T]) noteLocked() int64 {
-	c.seq++
-	c.last = time.Now()
-	return c.last.UnixNano()
-}
-
-// pendLocked puts path, if the cache holds it, in the next batch; a
-// second look it waited for is no longer needed.
-func (c *Cache[T]) pendLocked(path string, now int64) {
+// pendLocked puts path, if the cache holds it, in the next batch, and
+// reports whether it does; a second look it waited for is no longer
+// needed.
+func (c *Cache[T]) pendLocked(path string, now int64) bool {
 	e := c.entries[path]
 	if e == nil {
-		return
+		return false
 	}
 	e.changed.Store(now)
 	c.pending[path] = true
@@ -96,6 +102,7 @@ func (c *Cache[T]) pendLocked(path string, now int64) {
 		t.Stop()
 		delete(c.looks, path)
 	}
+	return true
 }
 
 // armLocked (re)starts the wait for quiet before the next batch.
@@ -136,19 +143,20 @@ func (c *Cache[T]) dirGone(path string) {
 	if !gone {
 		return
 	}
-	now := time.Now().UnixNano()
+	now := time.Now()
 	for p := range c.entries {
 		if strings.HasPrefix(p, prefix) {
-			c.pendLocked(p, now)
+			c.pendLocked(p, now.UnixNano())
 		}
 	}
 	for d, users := range c.users { // dependencies under path
 		if d == path || strings.HasPrefix(d, prefix) {
 			for p := range users {
-				c.pendLocked(p, now)
+				c.pendLocked(p, now.UnixNano())
 			}
 		}
 	}
+	c.noteLocked(now)
 }
 
 // lookAgainIfUnwatched puts path in the next batch when its directory was
