@@ -110,12 +110,15 @@ type Config struct {
 	// most an hour), where the counts outlive the process and hold across
 	// the instances that share it; else the memory of this process.
 	ThrottleStore ThrottleStore
-	// ReloadDebounce is how long a changed file must stay quiet before it
-	// is recompiled. Default 10ms. A handler or page file that fails to
-	// compile while a working version serves counts only once the file has
-	// stayed unchanged for 100ms (a save written in parts gets its next
-	// part first); then, with Dev, its error is shown, and without Dev the
-	// working version keeps serving and the error is logged.
+	// ReloadDebounce is how long the watched files must all stay quiet
+	// after a change before the changed files are recompiled, together,
+	// as one batch swapped in at once (a checkout's files within it make
+	// one batch). Default 100ms. A handler or page file that fails to
+	// compile while a working version serves counts only at a second look
+	// 250ms later with the file unchanged (a save written in parts gets
+	// its next part first); then, with Dev, its error is shown, and
+	// without Dev the working version keeps serving and the error is
+	// logged.
 	ReloadDebounce time.Duration
 	// ShutdownTimeout bounds a graceful shutdown. Default 10s.
 	ShutdownTimeout time.Duration
@@ -239,7 +242,7 @@ func defaultConfig() Config {
 		FrameAncestors:      "'none'",
 		ThrottleLimit:       5,
 		ThrottleWindow:      time.Minute,
-		ReloadDebounce:      10 * time.Millisecond,
+		ReloadDebounce:      100 * time.Millisecond,
 		ShutdownTimeout:     10 * time.Second,
 		ReadHeaderTimeout:   10 * time.Second,
 		IdleTimeout:         2 * time.Minute,

@@ -125,6 +125,18 @@ type limitState struct {
 	limit time.Duration
 }
 
+// release stops the timer of a state that is not given back to the pool
+// once its request ended (reqState.hold): armed for the limit, the timer
+// would keep the state, and through it the request's compiled file (a
+// whole interpreter), reachable for the limit's length (30 s by default),
+// however many requests a second hold states. No request uses the state
+// again, so nothing needs the timer.
+func (l *limitState) release() {
+	if l.timer != nil && l.timer.Stop() {
+		l.armed.Store(false)
+	}
+}
+
 // run calls the handler and returns what it panicked with, or nil.
 func (l *limitState) run(next http.Handler) (p any) {
 	defer func() {

@@ -141,6 +141,9 @@ func coarseTimes(cfg *Config) bool {
 // putState gives st back to the pool, unless something may still use it.
 func (a *core) putState(st *reqState) {
 	if st.keep.Load() || st.lim.keep {
+		if !st.lim.keep {
+			st.lim.release() // the request is done: only its goroutines may still hold the state
+		}
 		return
 	}
 	// What a request sets before use (inv by invoke, resv by outer, pw by

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -308,4 +309,103 @@ func TestTaskResultNumbers(t *testing.T) {
 			}
 		})
 	}
+}
+
+// taskHeld marks itself started in dir with its worker's pid and its
+// delivery, and waits for dir/release; it answers the pid and delivery
+// that finished it.
+var taskHeld = taskFile("held", `"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/zealgo/zealgo/host"`, `func(ti *host.TaskInfo, dir string, n int) any {
+	os.WriteFile(filepath.Join(dir, fmt.Sprintf("started-%d-%d-%d", n, os.Getpid(), ti.Delivery)), nil, 0o644)
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "release")); err == nil {
+			return map[string]any{"pid": os.Getpid(), "delivery": ti.Delivery}
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}`)
+
+// startedBy returns, for each task of taskHeld in dir, the pids of the
+// workers it started in.
+func startedBy(t *testing.T, dir string) map[int][]int {
+	t.Helper()
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[int][]int{}
+	for _, e := range ents {
+		var n, pid, delivery int
+		if _, err := fmt.Sscanf(e.Name(), "started-%d-%d-%d", &n, &pid, &delivery); err == nil {
+			out[n] = append(out[n], pid)
+		}
+	}
+	return out
+}
+
+// TestTaskNATSWorkerKilled: on NATS, kill -9 of one of two task workers
+// (not the server) while it holds tasks: the tasks it held run again, in
+// a worker alive, and finish; the pool starts a new worker in its place
+// (issue 30: the single worker's kill -9, measured).
+func TestTaskNATSWorkerKilled(t *testing.T) {
+	ta := newTaskApp(t, map[string]string{"task/held.go": taskHeld}, 2, true, natsOpts(host.NATSEmbedded))
+	dir := t.TempDir()
+	const tasks = 6
+	var ids []int64
+	for i := range tasks {
+		id, err := ta.app.Server().Task(host.Task{Handler: "/task/held", Args: []any{dir, i}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, id)
+	}
+	testutil.WaitFor(t, 15*time.Second, "every task to start", func() bool { return len(startedBy(t, dir)) == tasks })
+	victim := startedBy(t, dir)[0][0]
+	var held []int
+	for n, pids := range startedBy(t, dir) {
+		if pids[0] == victim {
+			held = append(held, n)
+		}
+	}
+	killed := time.Now()
+	if err := syscall.Kill(victim, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	testutil.WaitFor(t, 15*time.Second, "a new worker in place of the killed one", func() bool {
+		pids := ta.app.Server().TaskWorkerPIDs()
+		return len(pids) == 2 && !slices.Contains(pids, victim)
+	})
+	respawned := time.Since(killed)
+	testutil.WaitFor(t, 15*time.Second, "the held tasks to start again", func() bool {
+		by := startedBy(t, dir)
+		for _, n := range held {
+			if len(by[n]) < 2 {
+				return false
+			}
+		}
+		return true
+	})
+	rerun := time.Since(killed)
+	if err := os.WriteFile(filepath.Join(dir, "release"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for n, id := range ids {
+		f := ta.sink.wait(t, id)
+		m, ok := f.result.(map[string]any)
+		if f.err != nil || !ok {
+			t.Fatalf("task %d: %v %v", n, f.result, f.err)
+		}
+		if pid := int(m["pid"].(int64)); pid == victim {
+			t.Errorf("task %d finished in the killed worker %d", n, victim)
+		}
+		if slices.Contains(held, n) && m["delivery"].(int64) < 2 {
+			t.Errorf("task %d, held by the killed worker, finished at delivery %v", n, m["delivery"])
+		}
+	}
+	t.Logf("%d of %d tasks held by the killed worker %d: a new worker %v after the kill, the held tasks running again %v after it (ack wait 1s), all %d finished",
+		len(held), tasks, victim, respawned.Round(time.Millisecond), rerun.Round(time.Millisecond), tasks)
 }

@@ -2,7 +2,6 @@ package interp
 
 import (
 	"errors"
-	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -16,9 +15,11 @@ import (
 
 // CacheOptions configures a Cache.
 type CacheOptions struct {
-	// Debounce is how long a file must stay quiet after a change before it
-	// is rebuilt, so that the several writes of one save make one rebuild.
-	// Zero means 10ms.
+	// Debounce is how long the watched files must all stay quiet after a
+	// change before the changed files are rebuilt, so that the several
+	// writes of one save make one rebuild, and the many files a checkout
+	// or a deploy writes within it make one batch (batch.go). Zero means
+	// 10ms.
 	Debounce time.Duration
 	// OnReload, if set, is called after a changed file was rebuilt, with
 	// the error of the build (nil when it compiled).
@@ -57,6 +58,17 @@ var ErrKeptLastGood = errors.New("the last version that built keeps serving")
 // the old value finish with it and the next Get returns the new one. A
 // deleted file is dropped. Build errors are cached too, until the file
 // changes again; a missing file is never cached.
+//
+// Changes are taken in batches (batch.go): the files changed while the
+// watched files were not quiet for CacheOptions.Debounce are rebuilt
+// together once they are, from a tree that no longer changes, and their
+// new values are swapped in at once; a batch during which something
+// changed again is discarded and built again. So a file and the
+// application packages it imports are read from the same side of a
+// checkout. A directory removed and made again, or replaced by another
+// renamed into its place, is followed: its files are rebuilt, the new
+// directory watched before they are read. Lost events (the kernel's
+// queue overflowed) rebuild every file.
 type Cache[T any] struct {
 	build func(path string) (T, error)
 	opts  CacheOptions
@@ -64,7 +76,12 @@ type Cache[T any] struct {
 	mu      sync.Mutex
 	entries map[string]*entry[T]
 	dirs    map[string]bool
-	timers  map[string]*time.Timer
+	pending map[string]bool            // files to rebuild in the next batch
+	looks   map[string]*time.Timer     // second looks at files that failed (batch.go)
+	batch   *time.Timer                // runs the batch once the files are quiet
+	seq     uint64                     // changes seen
+	last    time.Time                  // when the last change was seen
+	batchMu sync.Mutex                 // one batch at a time
 	deps    map[string][]string        // file -> the directories it depends on
 	users   map[string]map[string]bool // directory -> the files that depend on it
 	watcher *fsnotify.Watcher
@@ -79,6 +96,9 @@ type entry[T any] struct {
 	// changed is when the watcher last saw the file change (unix
 	// nanoseconds): a failed rebuild counts only after a quiet period.
 	changed atomic.Int64
+	// looked is the changed stamp at which a failed rebuild was already
+	// looked at once (batch.go).
+	looked atomic.Int64
 }
 
 type result[T any] struct {
@@ -97,7 +117,7 @@ func NewCache[T any](build func(path string) (T, error), opts CacheOptions) (*Ca
 		return nil, errors.Join(errors.New("interp: file watcher"), err)
 	}
 	c := &Cache[T]{build: build, opts: opts, entries: map[string]*entry[T]{},
-		dirs: map[string]bool{}, timers: map[string]*time.Timer{}, deps: map[string][]string{},
+		dirs: map[string]bool{}, pending: map[string]bool{}, looks: map[string]*time.Timer{}, deps: map[string][]string{},
 		users: map[string]map[string]bool{}, watcher: w, done: make(chan struct{})}
 	go c.watch()
 	if opts.IdleTTL > 0 {
@@ -120,8 +140,9 @@ func (c *Cache[T]) Get(path string) (T, error) {
 		c.entries[path] = e
 	}
 	e.used.Store(now)
+	r := e.cur.Load() // under the lock: a batch swaps its values in at once
 	c.mu.Unlock()
-	if r := e.cur.Load(); r != nil {
+	if r != nil {
 		return r.val, r.err
 	}
 	e.build.Lock()
@@ -129,16 +150,14 @@ func (c *Cache[T]) Get(path string) (T, error) {
 	if r := e.cur.Load(); r != nil {
 		return r.val, r.err
 	}
-	// Watch before reading, so that a change during the build is seen.
-	c.watchDir(filepath.Dir(path))
-	c.track(path)
-	v, err := c.timedBuild(path, false)
+	v, watched, err := c.firstBuild(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		c.drop(path, e)
 		return v, err
 	}
 	e.cur.Store(&result[T]{val: v, err: err})
 	c.bound(e)
+	c.lookAgainIfUnwatched(path, watched)
 	return v, err
 }
 
@@ -216,8 +235,11 @@ func (c *Cache[T]) Close() error {
 		return nil
 	}
 	c.closed = true
-	for _, t := range c.timers {
+	for _, t := range c.looks {
 		t.Stop()
+	}
+	if c.batch != nil {
+		c.batch.Stop()
 	}
 	c.mu.Unlock()
 	err := c.watcher.Close()
@@ -240,11 +262,13 @@ func (c *Cache[T]) removeLocked(path string) {
 	c.untrackLocked(path)
 }
 
-func (c *Cache[T]) watchDir(dir string) {
+// watchDir watches dir, unless it is watched already, and reports
+// whether it is.
+func (c *Cache[T]) watchDir(dir string) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.dirs[dir] || c.closed {
-		return
+		return c.dirs[dir]
 	}
 	if err := c.watcher.Add(dir); err != nil {
 		// A directory that does not exist holds no file to build: the
@@ -253,9 +277,10 @@ func (c *Cache[T]) watchDir(dir string) {
 		if !IsNotFound(err) && c.opts.OnError != nil {
 			c.opts.OnError(err)
 		}
-		return
+		return false
 	}
 	c.dirs[dir] = true
+	return true
 }
 
 func (c *Cache[T]) watch() {
@@ -269,105 +294,22 @@ func (c *Cache[T]) watch() {
 			if ev.Op == fsnotify.Chmod {
 				continue
 			}
-			c.changed(filepath.Clean(ev.Name))
+			name := filepath.Clean(ev.Name)
+			if ev.Has(fsnotify.Remove) || ev.Has(fsnotify.Rename) {
+				c.dirGone(name)
+			}
+			c.changed(name)
 		case err, ok := <-c.watcher.Errors:
 			if !ok {
 				return
+			}
+			if errors.Is(err, fsnotify.ErrEventOverflow) {
+				c.changedAll() // events were lost: any file may have changed
 			}
 			if c.opts.OnError != nil {
 				c.opts.OnError(err)
 			}
 		}
-	}
-}
-
-// changed schedules a rebuild of path, if the cache holds it, and of the
-// files that depend on it.
-func (c *Cache[T]) changed(path string) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.closed {
-		return
-	}
-	c.scheduleLocked(path)
-	for _, p := range c.dependentsLocked(path) {
-		c.scheduleLocked(p)
-	}
-}
-
-// scheduleLocked schedules a rebuild of path after the debounce delay, if
-// the cache holds it. Called with c.mu held.
-func (c *Cache[T]) scheduleLocked(path string) {
-	e := c.entries[path]
-	if e == nil {
-		return
-	}
-	e.changed.Store(time.Now().UnixNano())
-	if t := c.timers[path]; t != nil {
-		t.Reset(c.opts.Debounce)
-		return
-	}
-	c.timers[path] = time.AfterFunc(c.opts.Debounce, func() { c.rebuild(path) })
-}
-
-// secondLookDelay is how long a file must stay unchanged before a failed
-// rebuild replaces (or, with KeepLastGood, is reported against) a working
-// value: a file caught in the middle of a save (truncated, written in
-// parts, or moved away while a new one is written) gets its next part
-// first.
-const secondLookDelay = 100 * time.Millisecond
-
-// midSave reports whether a failed rebuild of path should keep the working
-// value of e for now: the file changed again while it was built (a
-// rebuild is scheduled: rebuild dropped its own timer when it began), or
-// changed less than secondLookDelay ago; then a second look is scheduled
-// for when that time is up. Called with e.build held.
-func (c *Cache[T]) midSave(path string, e *entry[T]) bool {
-	if r := e.cur.Load(); r == nil || r.err != nil {
-		return false
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.closed || c.entries[path] != e {
-		return false
-	}
-	if c.timers[path] != nil {
-		return true // a newer change is scheduled
-	}
-	wait := max(secondLookDelay, c.opts.Debounce) - time.Since(time.Unix(0, e.changed.Load()))
-	if wait <= 0 {
-		return false
-	}
-	c.timers[path] = time.AfterFunc(wait, func() { c.rebuild(path) })
-	return true
-}
-
-func (c *Cache[T]) rebuild(path string) {
-	c.mu.Lock()
-	delete(c.timers, path)
-	e := c.entries[path]
-	c.mu.Unlock()
-	if e == nil {
-		return
-	}
-	e.build.Lock()
-	c.track(path)
-	v, err := c.timedBuild(path, true)
-	if err != nil && c.midSave(path, e) {
-		e.build.Unlock()
-		return
-	}
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		c.drop(path, e)
-	case err != nil && c.opts.KeepLastGood && e.cur.Load() != nil && e.cur.Load().err == nil:
-		err = fmt.Errorf("%w; %w", err, ErrKeptLastGood)
-	default:
-		e.cur.Store(&result[T]{val: v, err: err})
-	}
-	e.build.Unlock()
-	if c.opts.OnReload != nil {
-		c.opts.OnReload(path, err)
 	}
 }
 

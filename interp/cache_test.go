@@ -178,3 +178,53 @@ func TestCacheObserver(t *testing.T) {
 		t.Fatalf("observer heard %q, want %q", got, want)
 	}
 }
+
+// TestCacheFollowsReplacedDirectory: a file's directory removed and made
+// again, then renamed away and replaced by another: the cache follows the
+// new directory, so a later write to the file is seen each time (issue
+// 30, item 2).
+func TestCacheFollowsReplacedDirectory(t *testing.T) {
+	var builds atomic.Int64
+	c, err := interp.NewCache(readBuild(&builds), interp.CacheOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	dir := filepath.Join(t.TempDir(), "sub")
+	path := filepath.Join(dir, "f.go")
+	write := func(d, text string) {
+		t.Helper()
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(d, "f.go"), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	serves := func(want string) {
+		t.Helper()
+		eventually(t, "the value "+want, func() bool { v, err := c.Get(path); return err == nil && v == want })
+	}
+	write(dir, "one")
+	serves("one")
+	if err := os.RemoveAll(dir); err != nil {
+		t.Fatal(err)
+	}
+	write(dir, "two")
+	serves("two")
+	write(dir, "three") // in the directory made again
+	serves("three")
+	write(dir+".next", "four")
+	if err := os.Rename(dir, dir+".old"); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(dir+".next", dir); err != nil {
+		t.Fatal(err)
+	}
+	serves("four")
+	write(dir, "five") // in the directory renamed into place
+	serves("five")
+	write(dir+".old", "stale") // the one renamed away is not followed
+	write(dir, "six")
+	serves("six")
+}
