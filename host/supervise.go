@@ -35,6 +35,8 @@ type superviseState struct {
 	enabled  bool              // serve --supervise
 	child    *supervisor.Child // set when this process is a supervised child
 	late     atomic.Int64      // handlers running past their limit
+	tiered   bool              // serve --tiered (tier.go)
+	settle   time.Duration     // serve --tier-settle
 }
 
 // serveCommand is the last step of serve: as a supervised child, as the
@@ -84,7 +86,7 @@ func supervise(ctx context.Context, a *App, args []string, stdout, stderr io.Wri
 		defer nats.Shutdown() // after the last child
 	}
 	a.Logger().Info("zealgo supervisor listening", "addr", a.cfg.Addr, "pid", os.Getpid())
-	err = supervisor.Run(ctx, supervisor.Options{
+	o := supervisor.Options{
 		Listener:  ln,
 		Logger:    a.Logger(),
 		StopGrace: a.cfg.Ops.DrainDelay + a.cfg.ShutdownTimeout + 5*time.Second,
@@ -96,7 +98,11 @@ func supervise(ctx context.Context, a *App, args []string, stdout, stderr io.Wri
 			}
 			return cmd
 		},
-	})
+	}
+	if a.sup.tiered {
+		ctx = tierOptions(ctx, a, exe, &o)
+	}
+	err = supervisor.Run(ctx, o)
 	var ee *supervisor.ExitError
 	switch {
 	case errors.As(err, &ee): // the child said why
@@ -106,6 +112,29 @@ func supervise(ctx context.Context, a *App, args []string, stdout, stderr io.Wri
 		return 1
 	}
 	return 0
+}
+
+// tierOptions makes the supervisor's children those of tiered serve
+// (tier.go), when it can run, and starts its builder.
+func tierOptions(ctx context.Context, a *App, exe string, o *supervisor.Options) context.Context {
+	b := newTierBuilder(a, exe)
+	if b == nil {
+		return ctx
+	}
+	command := o.Command
+	o.Command = func() *exec.Cmd {
+		cmd := command()
+		path, env := b.command()
+		cmd.Path, cmd.Args[0] = path, path
+		if cmd.Env == nil {
+			cmd.Env = os.Environ()
+		}
+		cmd.Env = append(cmd.Env, env)
+		return cmd
+	}
+	o.Switch, o.OnNote = b.switches, b.note
+	go b.run(ctx)
+	return ctx
 }
 
 // serveChild serves the supervisor's socket until ctx is done (SIGTERM

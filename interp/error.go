@@ -35,6 +35,9 @@ type Error struct {
 	// variable with an explicit type, spelled with the full import path
 	// ("*github.com/zealgo/zealgo/host.API"); empty when unknown.
 	ReceiverType string
+	// Rule is set when the problem is an interpreter trap that package
+	// check names (check.Rules): its ID, e.g. "range-int".
+	Rule string
 }
 
 // Error returns "file:line:col: message".
