@@ -82,6 +82,9 @@ type tierBuilder struct {
 // newTierBuilder returns the builder of a's tiered serve, or nil (having
 // said why once) when it cannot run.
 func newTierBuilder(a *App, exe string) *tierBuilder {
+	if err := a.prepare(); err != nil || a.dirs.module == nil {
+		return nil // the child says what is wrong with the root
+	}
 	if why := tierAvailable(a.dirs.root); why != "" {
 		a.Logger().Info("zealgo: serving interpreted only: " + why)
 		return nil
@@ -160,7 +163,9 @@ func (b *tierBuilder) run(ctx context.Context) {
 func (b *tierBuilder) event(w *fsnotify.Watcher, ev fsnotify.Event, changed map[string]bool) bool {
 	if ev.Has(fsnotify.Create) {
 		if fi, err := os.Stat(ev.Name); err == nil && fi.IsDir() {
-			b.watchTree(w, ev.Name)
+			if !b.skipDir(ev.Name, fi.Name()) {
+				b.watchTree(w, ev.Name)
+			}
 			return false
 		}
 	}
@@ -242,6 +247,7 @@ func (b *tierBuilder) runBuild(ctx context.Context, gen int) error {
 	cmd := exec.CommandContext(ctx, b.exe, "build", "--root", b.root, "--dir", filepath.Join(b.dir, "build"),
 		"-o", b.binary(gen), "--keep-going")
 	cmd.Env = tierBuildEnv()
+	ownGroup(cmd)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		return fmt.Errorf("zealgo: tier: %w", err)

@@ -75,6 +75,7 @@ func tierBuild[T any](l *loader, interpreted func(string) (T, error), compiled f
 		}
 		v, err := interpreted(path)
 		if compiledOnly(err) && l.app.sup.child != nil {
+			l.log.Info("zealgo tier: the file runs compiled only until a native build includes it", "file", l.dirs.rel(path), "err", err)
 			l.app.sup.child.Note("build " + l.dirs.rel(path))
 		}
 		return v, err
@@ -93,9 +94,7 @@ func compiledOnlyError(err error) *Error {
 	if on, _ := tierChild(); !on || !compiledOnly(err) {
 		return nil
 	}
-	var ce *interp.Error
-	errors.As(err, &ce)
-	e := errorf(http.StatusServiceUnavailable, codeCompiledOnly, "%s runs compiled only (%s): a native build is on its way", ce.File, ce.Error())
+	e := errorf(http.StatusServiceUnavailable, codeCompiledOnly, "this handler runs compiled only: a native build is on its way")
 	e.Header = http.Header{"Retry-After": {tierRetryAfter}}
 	return e
 }
