@@ -137,6 +137,9 @@ func (a *App) Serve(ctx context.Context, ln net.Listener) error {
 		ln.Close() // Serve owns ln, whether it serves or not
 		return err
 	}
+	if a.sup.child != nil {
+		h = a.sup.connClose(h) // supervise.go
+	}
 	srv := &http.Server{Handler: h, Addr: ln.Addr().String(), ErrorLog: slog.NewLogLogger(a.log.Handler(), slog.LevelWarn),
 		ReadHeaderTimeout: max(a.cfg.ReadHeaderTimeout, 0), IdleTimeout: max(a.cfg.IdleTimeout, 0),
 		WriteTimeout: max(a.cfg.WriteTimeout, 0)} // moved by Response.extendWrite, lifted for large files (static.go)
@@ -152,6 +155,9 @@ func (a *App) Serve(ctx context.Context, ln net.Listener) error {
 		a.Close()
 		return err
 	case <-ctx.Done():
+	}
+	if a.sup.child != nil {
+		a.sup.closeGrace() // supervise.go
 	}
 	a.rt.ops.drain(a.cfg.Ops.DrainDelay, a.Logger()) // not ready from now on (ops.go)
 	sctx, cancel := context.WithTimeout(context.Background(), a.cfg.ShutdownTimeout)
