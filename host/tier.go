@@ -144,9 +144,11 @@ func (b *tierBuilder) run(ctx context.Context) {
 			}
 		case err := <-w.Errors:
 			b.log.Warn("zealgo tier: file watcher", "err", err)
-		case rel := <-b.kick:
-			b.log.Info("zealgo tier: a file runs compiled only: building now", "file", rel)
-			changed[rel], due = true, true
+		case rel := <-b.kick: // a build under way has the file as it was at its start, or a save marks it changed
+			if !building {
+				b.log.Info("zealgo tier: a file runs compiled only: building now", "file", rel)
+				changed[rel], due = true, true
+			}
 		case <-timer.C:
 			due = due || len(changed) > 0
 		case <-done:

@@ -123,7 +123,7 @@ func TestTieredServe(t *testing.T) {
 	})
 	stop()
 	for _, w := range []string{"zealgo tier: build started", "zealgo build: compiling", "zealgo tier: build ready: switching to it",
-		"supervisor: switching to a new server process", "zealgo tier: serving a native build", "a file runs compiled only: building now"} {
+		"supervisor: switching to a new server process", "zealgo tier: serving a native build", "the file runs compiled only until a native build includes it"} {
 		if !strings.Contains(logs.String(), w) {
 			t.Errorf("the log lacks %q:\n%s", w, logs)
 		}
