@@ -213,6 +213,10 @@ func (b *tierBuilder) build(ctx context.Context, changed []string) {
 		err = b.runBuild(ctx, gen)
 	}
 	took := time.Since(started).Round(time.Millisecond)
+	if ctx.Err() != nil { // serve stops
+		b.log.Info("zealgo tier: build stopped", "gen", gen)
+		return
+	}
 	if err != nil {
 		b.log.Error("zealgo tier: build failed: the current generation keeps serving", "gen", gen, "took", took, "err", err)
 		return
