@@ -119,6 +119,9 @@ func supervise(ctx context.Context, a *App, args []string, stdout, stderr io.Wri
 // tierOptions makes the supervisor's children those of tiered serve
 // (tier.go), when it can run, and starts its builder.
 func tierOptions(ctx context.Context, a *App, exe string, o *supervisor.Options) context.Context {
+	if isCompiled() { // a binary of zealgo build serves what it compiled: it is the native tier
+		return ctx
+	}
 	if a.cfg.Ops.MetricsAddr != "" { // a new child could not listen on it while the old one serves
 		a.Logger().Info("zealgo: serving interpreted only: tiered serve does not switch processes with --metrics-addr yet")
 		return ctx
