@@ -77,6 +77,8 @@ type tierBuilder struct {
 	bin      string // the current build, "" before the first
 	manifest string
 	gen      int
+	prevBin  string // the build before, removed after the next one
+	prevMan  string
 }
 
 // newTierBuilder returns the builder of a's tiered serve, or nil (having
@@ -228,10 +230,13 @@ func (b *tierBuilder) build(ctx context.Context, changed []string) {
 		return
 	}
 	b.mu.Lock()
-	oldBin, oldMan := b.bin, b.manifest
+	// The build before the current one goes: the current one runs until
+	// the switch, and its process may start task workers from it.
+	oldBin, oldMan := b.prevBin, b.prevMan
+	b.prevBin, b.prevMan = b.bin, b.manifest
 	b.bin, b.manifest, b.gen = b.binary(gen), man, gen
 	b.mu.Unlock()
-	if oldBin != "" { // the child running it keeps its open file
+	if oldBin != "" {
 		os.Remove(oldBin)
 		os.Remove(oldMan)
 	}
