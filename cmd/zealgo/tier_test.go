@@ -109,6 +109,9 @@ func TestTieredServe(t *testing.T) {
 		_, _, body := fetch(t, "GET", base+"/api/kind", "", "")
 		return strings.Contains(body, "zealgo.build")
 	})
+	testutil.WaitFor(t, time.Minute, "the interpreting process to stop", func() bool {
+		return strings.Contains(logs.String(), "supervisor: server process stopped")
+	})
 	ok, failed := load.stop()
 	if failed != 0 || ok < 10 {
 		t.Errorf("under load across the switch: %d ok, %d failed (%s)", ok, failed, load.firstErr())
