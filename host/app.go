@@ -163,6 +163,10 @@ func (a *App) Serve(ctx context.Context, ln net.Listener) error {
 	sctx, cancel := context.WithTimeout(context.Background(), a.cfg.ShutdownTimeout)
 	defer cancel()
 	err = srv.Shutdown(sctx)
+	<-errc // Serve returned: a connection it accepted as its listener closed is tracked now
+	if err == nil {
+		err = srv.Shutdown(sctx) // and answered (a supervised child shares its socket with its successor)
+	}
 	a.rt.tasks.stop(sctx)
 	a.Close()
 	if err != nil {
