@@ -145,6 +145,9 @@ func (a *App) Serve(ctx context.Context, ln net.Listener) error {
 		ln.Close() // Serve owns ln, whether it serves or not
 		return err
 	}
+	if a.sup.child != nil {
+		h = a.sup.connClose(h) // supervise.go
+	}
 	srv := &http.Server{Handler: h, Addr: ln.Addr().String(), ErrorLog: slog.NewLogLogger(a.log.Handler(), slog.LevelWarn),
 		ReadHeaderTimeout: max(a.cfg.ReadHeaderTimeout, 0), IdleTimeout: max(a.cfg.IdleTimeout, 0),
 		WriteTimeout: max(a.cfg.WriteTimeout, 0)} // moved by Response.extendWrite, lifted for large files (static.go)
@@ -161,11 +164,18 @@ func (a *App) Serve(ctx context.Context, ln net.Listener) error {
 		return err
 	case <-ctx.Done():
 	}
+	if a.sup.child != nil {
+		a.sup.closeGrace() // supervise.go
+	}
 	a.rt.ops.drain(a.cfg.Ops.DrainDelay, a.Logger()) // not ready from now on (ops.go)
 	sctx, cancel := context.WithTimeout(context.Background(), a.cfg.ShutdownTimeout)
 	defer cancel()
 	a.rt.live.drain(sctx.Done()) // WebSockets closed with 1001, streams ended (live_hub.go)
 	err = srv.Shutdown(sctx)
+	<-errc // Serve returned: a connection it accepted as its listener closed is tracked now
+	if err == nil {
+		err = srv.Shutdown(sctx) // and answered (a supervised child shares its socket with its successor)
+	}
 	a.rt.tasks.stop(sctx)
 	a.Close()
 	if err != nil {

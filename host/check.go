@@ -23,29 +23,65 @@ import (
 
 // checkSummary prints the last line of check and returns its exit status:
 // 1 on errors (and, with strict, on warnings), else 0. A warning is a
-// file that runs, but not alike interpreted and built (docs/modes.md).
-func checkSummary(stderr io.Writer, problems []check.Diagnostic, files int, strict bool) int {
-	warnings := 0
+// file that runs, but not alike interpreted and built (docs/modes.md). With
+// tiered, a construct only compiled Go runs is no error: the file runs
+// compiled only (docs/tiered.md).
+func checkSummary(stderr io.Writer, problems []check.Diagnostic, files int, strict, tiered bool) int {
+	warnings, compiled := 0, map[string]bool{}
 	for _, p := range problems {
-		if check.IsWarning(p.Rule) {
+		switch severity(p, tiered) {
+		case "warning":
 			warnings++
+		case sevCompiledOnly:
+			compiled[p.File] = true
 		}
 	}
 	errs := len(problems) - warnings
+	for _, p := range problems {
+		if severity(p, tiered) == sevCompiledOnly {
+			errs--
+		}
+	}
+	if len(compiled) > 0 {
+		fmt.Fprintf(stderr, "zealgo check: %d file(s) run compiled only: zealgo serve builds them natively (docs/tiered.md)\n", len(compiled))
+	}
 	switch {
-	case len(problems) == 0:
+	case errs == 0 && warnings == 0:
 		fmt.Fprintf(stderr, "zealgo check: %d file(s) ok\n", files)
 		return 0
 	case errs == 0:
 		fmt.Fprintf(stderr, "zealgo check: %d problem(s) in %d file(s): %d warning(s), no error "+
-			"(a warning runs, but not as built code would: see docs/modes.md)\n", len(problems), files, warnings)
+			"(a warning runs, but not as built code would: see docs/modes.md)\n", warnings, files, warnings)
 		if strict {
 			return 1
 		}
 		return 0
 	}
-	fmt.Fprintf(stderr, "zealgo check: %d problem(s) in %d file(s): %d error(s), %d warning(s)\n", len(problems), files, errs, warnings)
+	fmt.Fprintf(stderr, "zealgo check: %d problem(s) in %d file(s): %d error(s), %d warning(s)\n", errs+warnings, files, errs, warnings)
 	return 1
+}
+
+// sevCompiledOnly is the severity of a construct only compiled Go runs,
+// when tiered serve can build the file natively.
+const sevCompiledOnly = "compiled-only"
+
+// severity is how check counts p: "error", "warning", or sevCompiledOnly.
+func severity(p check.Diagnostic, tiered bool) string {
+	switch {
+	case check.IsWarning(p.Rule):
+		return "warning"
+	case tiered && check.CompiledOnly(p):
+		return sevCompiledOnly
+	}
+	return "error"
+}
+
+// checkLine is a problem as check prints it.
+func checkLine(p check.Diagnostic, tiered bool) string {
+	if severity(p, tiered) == sevCompiledOnly {
+		return p.String() + " [compiled only: zealgo serve runs this file from its native build]"
+	}
+	return p.String()
 }
 
 // checkJSON is the output of check --json.
@@ -57,18 +93,16 @@ type checkJSON struct {
 type checkProblem struct {
 	check.Diagnostic
 	// Severity is "error" (the file does not compile, or panics where the
-	// problem is) or "warning" (it runs, but not as compiled Go would).
+	// problem is), "warning" (it runs, but not as compiled Go would) or
+	// "compiled-only" (only compiled Go runs it: tiered serve does, once
+	// its native build includes the file).
 	Severity string `json:"severity"`
 }
 
-func writeCheckJSON(w io.Writer, problems []check.Diagnostic, files int) {
+func writeCheckJSON(w io.Writer, problems []check.Diagnostic, files int, tiered bool) {
 	out := checkJSON{Files: files, Problems: []checkProblem{}}
 	for _, p := range problems {
-		sev := "error"
-		if check.IsWarning(p.Rule) {
-			sev = "warning"
-		}
-		out.Problems = append(out.Problems, checkProblem{p, sev})
+		out.Problems = append(out.Problems, checkProblem{p, severity(p, tiered)})
 	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")

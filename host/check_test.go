@@ -294,3 +294,34 @@ func TestCheckHelp(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckCompiledOnly: in a module application with a Go toolchain,
+// constructs only compiled Go runs are "compiled-only", named with the
+// files that run compiled only, and no error; a typo stays one. With
+// --tiered=false they are errors.
+func TestCheckCompiledOnly(t *testing.T) {
+	root := testutil.WriteTree(t, map[string]string{
+		"go.mod":        "module example.com/tiered\n\ngo 1.22\n",
+		"api/modern.go": checkHead + "import \"slices\"\n\nvar modern = func(api *host.API) any {\n\ts := []int{2, 1}\n\tslices.Sort(s)\n\tfor i := range 2 {\n\t\ts[i]++\n\t}\n\treturn max(s[0], s[1])\n}\n",
+		"api/ok.go":     checkHead + "var ok = func(api *host.API) any { return 1 }\n",
+	})
+	app := host.New(host.WithRoot(root), host.WithLogOutput(io.Discard, slog.LevelError))
+	app.Symbols(symbols.Symbols)
+	out, errOut, code := runCheck(t, app, "--json")
+	var res checkResult
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	var got []string
+	for _, p := range res.Problems {
+		got = append(got, strings.Join([]string{p.File, itoa(p.Line), p.Rule, p.Severity}, " "))
+	}
+	want := "api/modern.go 11 missing-symbol compiled-only\napi/modern.go 12 range-int compiled-only\napi/modern.go 15 builtin compiled-only"
+	if code != 0 || strings.Join(got, "\n") != want || !strings.Contains(errOut, "1 file(s) run compiled only") {
+		t.Errorf("exit %d, problems:\n%s\nwant\n%s\n%s", code, strings.Join(got, "\n"), want, errOut)
+	}
+	text, errOut, code := runCheck(t, app, "--tiered=false")
+	if code != 1 || strings.Contains(text, "compiled only") || !strings.Contains(errOut, "3 error(s)") {
+		t.Errorf("--tiered=false: exit %d\n%s%s", code, text, errOut)
+	}
+}

@@ -28,18 +28,21 @@ const NATSTokenEnv = "ZEALGO_NATS_TOKEN"
 // checkCmd is zealgo check (check.go).
 func (c *cli) checkCmd() *cobra.Command {
 	var asJSON, strict bool
+	tiered := true
 	cmd := c.command("check", "check every handler, page and task file and every template; exit 1 on problems",
-		func(*cobra.Command, []string) int { return c.check(asJSON, strict) })
+		func(*cobra.Command, []string) int { return c.check(asJSON, strict, tiered) })
 	cmd.Long = "Check every handler, page and task file under api/, public/ and task/ against the symbols this program\n" +
 		"links, with the interpreter's trap rules, and parse every template. Exit 1 on errors, 0 on warnings\n" +
 		"alone (--strict: 1 on warnings too), 2 when the files cannot be read."
 	c.rootFlag(cmd)
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the problems as one JSON object, for editors and CI")
 	cmd.Flags().BoolVar(&strict, "strict", false, "exit 1 on warnings too (constructs that run differently interpreted and built)")
+	cmd.Flags().BoolVar(&tiered, "tiered", true, "a construct only compiled Go runs is no error in a module application with a Go toolchain: "+
+		"tiered serve runs the file from its native build (false: an error, as for serve --tiered=false)")
 	return cmd
 }
 
-func (c *cli) check(asJSON, strict bool) int {
+func (c *cli) check(asJSON, strict, tiered bool) int {
 	a := c.a
 	if a.cfg.Logger == nil {
 		a.cfg.Logger = slog.New(slog.NewTextHandler(c.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
@@ -49,14 +52,15 @@ func (c *cli) check(asJSON, strict bool) int {
 		fmt.Fprintln(c.stderr, err)
 		return 2
 	}
+	tiered = tiered && tierAvailable(a.dirs.root) == ""
 	if asJSON {
-		writeCheckJSON(c.stdout, problems, n)
+		writeCheckJSON(c.stdout, problems, n, tiered)
 	} else {
 		for _, p := range problems {
-			fmt.Fprintln(c.stdout, p)
+			fmt.Fprintln(c.stdout, checkLine(p, tiered))
 		}
 	}
-	return checkSummary(c.stderr, problems, n, strict)
+	return checkSummary(c.stderr, problems, n, strict, tiered)
 }
 
 // routesCmd is zealgo routes: App.Routes as a table.
@@ -127,7 +131,11 @@ func (c *cli) migrate(cmd *cobra.Command) int {
 func (c *cli) buildCmd() *cobra.Command {
 	var o buildgen.Options
 	cmd := c.command("build", "compile every handler, page and task file into one native binary", func(cmd *cobra.Command, _ []string) int {
-		o.Root, o.Stderr = c.a.cfg.Root, c.stderr
+		o.Root, o.Stderr, o.Progress = c.a.cfg.Root, c.stderr, c.stderr
+		if f, ok := c.stderr.(*os.File); ok {
+			fi, err := f.Stat()
+			o.ProgressTerminal = err == nil && fi.Mode()&os.ModeCharDevice != 0
+		}
 		out, err := buildgen.Build(cmd.Context(), o)
 		if err != nil {
 			fmt.Fprintln(c.stderr, err)

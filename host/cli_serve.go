@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"time"
 
 	"github.com/labstack/gommon/bytes"
 	"github.com/spf13/cobra"
@@ -155,6 +156,10 @@ func (c *cli) superviseFlags(fs *pflag.FlagSet) {
 		"answer 503 to a request not answered within `D`, and replace the process when its handler runs on (0: no limit)")
 	fs.Var((*byteSize)(&a.cfg.MemoryLimit), "memory-limit",
 		"memory bound of the supervised process, e.g. 512M, 4G: past it the process ends and is replaced (0: none)")
+	a.sup.tiered, a.sup.settle = true, time.Second
+	fs.BoolVar(&a.sup.tiered, "tiered", true, "in a module application with a Go toolchain, keep a native build in the background "+
+		"and serve from it, interpreting files saved since (docs/tiered.md); false: interpreted only")
+	fs.DurationVar(&a.sup.settle, "tier-settle", time.Second, "with --tiered, how long the Go files stay unchanged before a background build starts")
 	fs.Var((*byteSize)(&a.cfg.GCFloor), "gc-floor",
 		"least heap goal of the garbage collector, e.g. 32M: a small heap is collected when it reaches it (0: Go's own policy, GOGC alone)")
 }

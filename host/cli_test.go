@@ -44,7 +44,7 @@ func TestCLIHelpListsCommands(t *testing.T) {
 var serveFlags = []string{"root", "addr", "data", "session-redis", "task-workers", "task-coroutine", "dev", "db",
 	"nats", "instance", "task-ack-wait", "task-max-deliver", "session-store", "health-path", "ready-path",
 	"drain-delay", "metrics-addr", "pprof", "access-log", "log-format", "log-level", "supervise",
-	"max-execution-time", "memory-limit", "gc-floor", "max-body", "body-timeout", "write-timeout",
+	"max-execution-time", "memory-limit", "tiered", "tier-settle", "gc-floor", "max-body", "body-timeout", "write-timeout",
 	"trusted-origins", "trusted-proxies", "frame-ancestors"}
 
 // TestCLIServeHelpListsFlags: serve --help, and help serve, list every

@@ -49,7 +49,7 @@ func (c *cli) vet(asJSON bool) int {
 		found[i].File = a.dirs.rel(found[i].File)
 	}
 	if asJSON {
-		writeCheckJSON(c.stdout, found, len(paths))
+		writeCheckJSON(c.stdout, found, len(paths), false)
 	} else {
 		for _, d := range found {
 			fmt.Fprintf(c.stdout, "%s (%s)\n", d, d.Rule)

@@ -135,11 +135,13 @@ func RegisterCompiled(files ...CompiledFile) {
 // serves its handler, page and task files compiled, from the registry.
 func Compiled() bool { return isCompiled() }
 
-// isCompiled reports whether this process serves from the registry.
+// isCompiled reports whether this process serves from the registry
+// alone: not so a native build of tiered serve (tier_child.go).
 func isCompiled() bool {
 	registry.Lock()
-	defer registry.Unlock()
-	return registry.used
+	used := registry.used
+	registry.Unlock()
+	return used && !tierHybrid()
 }
 
 // compiledCount returns the number of registered files.

@@ -45,6 +45,9 @@ func loadError(log *slog.Logger, err error, url string) *Error {
 	if e := asError(err); e != nil {
 		return e
 	}
+	if e := compiledOnlyError(err); e != nil {
+		return e
+	}
 	var ce *interp.Error
 	if errors.As(err, &ce) {
 		if ce.Selector != "" && ce.ReceiverType == "*"+typeAPI.Elem().PkgPath()+".API" {

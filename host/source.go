@@ -55,28 +55,43 @@ func (l *loader) handlerSource(dir string) (fileSource[*handlerFile], error) {
 		if dir == l.dirs.api {
 			l.log.Info("zealgo: handler, page and task files compiled into the binary", "files", compiledCount())
 		}
-		return newCompiledSource(l, func(fv fileVars) (*handlerFile, error) {
-			f, err := l.analyzeFile(fv, fv.rel())
-			if err != nil {
-				return nil, err
-			}
-			f.serve = chain(l.invoke, f.mw)
-			return f, nil
-		}), nil
+		return newCompiledSource(l, l.compiledHandler), nil
 	}
-	c, err := interp.NewCache(l.buildHandlers(dir), l.servingCacheOptions())
+	build := l.buildHandlers(dir)
+	if on, m := tierChild(); on { // tiered serve (tier_child.go)
+		if m != nil && dir == l.dirs.api {
+			l.log.Info("zealgo tier: serving a native build: files unchanged since run compiled", "gen", m.Gen, "files", compiledCount())
+		}
+		build = tierBuild(l, build, l.compiledHandler)
+	}
+	c, err := interp.NewCache(build, l.servingCacheOptions())
 	if err != nil {
 		return nil, err
 	}
 	return c, nil
 }
 
+// compiledHandler makes a compiled handler or page file ready to serve.
+func (l *loader) compiledHandler(fv fileVars) (*handlerFile, error) {
+	f, err := l.analyzeFile(fv, fv.rel())
+	if err != nil {
+		return nil, err
+	}
+	f.serve = chain(l.invoke, f.mw)
+	return f, nil
+}
+
 // taskSource returns the source of the task files of a worker.
 func (l *loader) taskSource() (fileSource[*taskFunc], error) {
+	compiled := func(fv fileVars) (*taskFunc, error) { return l.analyzeTaskFile(fv, fv.rel()) }
 	if isCompiled() {
-		return newCompiledSource(l, func(fv fileVars) (*taskFunc, error) { return l.analyzeTaskFile(fv, fv.rel()) }), nil
+		return newCompiledSource(l, compiled), nil
 	}
-	c, err := interp.NewCache(l.buildTask, l.cacheOptions())
+	build := l.buildTask
+	if on, _ := tierChild(); on {
+		build = tierBuild(l, build, compiled)
+	}
+	c, err := interp.NewCache(build, l.cacheOptions())
 	if err != nil {
 		return nil, err
 	}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"sync/atomic"
@@ -35,6 +36,9 @@ type superviseState struct {
 	enabled  bool              // serve --supervise
 	child    *supervisor.Child // set when this process is a supervised child
 	late     atomic.Int64      // handlers running past their limit
+	closing  atomic.Bool       // told to stop: responses say Connection: close
+	tiered   bool              // serve --tiered (tier.go)
+	settle   time.Duration     // serve --tier-settle
 }
 
 // serveCommand is the last step of serve: as a supervised child, as the
@@ -84,7 +88,7 @@ func supervise(ctx context.Context, a *App, args []string, stdout, stderr io.Wri
 		defer nats.Shutdown() // after the last child
 	}
 	a.Logger().Info("zealgo supervisor listening", "addr", a.cfg.Addr, "pid", os.Getpid())
-	err = supervisor.Run(ctx, supervisor.Options{
+	o := supervisor.Options{
 		Listener:  ln,
 		Logger:    a.Logger(),
 		StopGrace: a.cfg.Ops.DrainDelay + a.cfg.ShutdownTimeout + 5*time.Second,
@@ -96,7 +100,11 @@ func supervise(ctx context.Context, a *App, args []string, stdout, stderr io.Wri
 			}
 			return cmd
 		},
-	})
+	}
+	if a.sup.tiered {
+		ctx = tierOptions(ctx, a, exe, &o)
+	}
+	err = supervisor.Run(ctx, o)
 	var ee *supervisor.ExitError
 	switch {
 	case errors.As(err, &ee): // the child said why
@@ -106,6 +114,62 @@ func supervise(ctx context.Context, a *App, args []string, stdout, stderr io.Wri
 		return 1
 	}
 	return 0
+}
+
+// tierOptions makes the supervisor's children those of tiered serve
+// (tier.go), when it can run, and starts its builder.
+func tierOptions(ctx context.Context, a *App, exe string, o *supervisor.Options) context.Context {
+	if isCompiled() { // a binary of zealgo build serves what it compiled: it is the native tier
+		return ctx
+	}
+	if a.cfg.Ops.MetricsAddr != "" { // a new child could not listen on it while the old one serves
+		a.Logger().Info("zealgo: serving interpreted only: tiered serve does not switch processes with --metrics-addr yet")
+		return ctx
+	}
+	b := newTierBuilder(a, exe)
+	if b == nil {
+		return ctx
+	}
+	command := o.Command
+	o.Command = func() *exec.Cmd {
+		cmd := command()
+		path, env := b.command()
+		cmd.Path, cmd.Args[0] = path, path
+		if cmd.Env == nil {
+			cmd.Env = os.Environ()
+		}
+		cmd.Env = append(cmd.Env, env)
+		return cmd
+	}
+	o.Switch, o.OnNote = b.switches, b.note
+	go b.run(ctx)
+	return ctx
+}
+
+// childCloseGrace is how long a supervised child told to stop serves on
+// with keep-alives off before it closes its listener and idle connections.
+const childCloseGrace = 150 * time.Millisecond
+
+// closeGrace serves on for childCloseGrace with each response saying
+// Connection: close (connClose), so that few idle connections remain when
+// the server closes them: a client sending its next request on one at
+// that instant sees it fail, which HTTP/1.1 cannot tell from a request the
+// server saw. The successor (a switch of tiered serve, a replacement) or
+// the socket's backlog takes the new connections.
+func (s *superviseState) closeGrace() {
+	s.closing.Store(true)
+	time.Sleep(childCloseGrace)
+}
+
+// connClose makes h's responses say Connection: close once the process
+// is told to stop.
+func (s *superviseState) connClose(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if s.closing.Load() {
+			w.Header().Set("Connection", "close")
+		}
+		h.ServeHTTP(w, r)
+	})
 }
 
 // serveChild serves the supervisor's socket until ctx is done (SIGTERM

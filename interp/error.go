@@ -35,6 +35,9 @@ type Error struct {
 	// variable with an explicit type, spelled with the full import path
 	// ("*github.com/zealgo/zealgo/host.API"); empty when unknown.
 	ReceiverType string
+	// Rule is set when the problem is an interpreter trap that package
+	// check names (check.Rules): its ID, e.g. "range-int".
+	Rule string
 }
 
 // Error returns "file:line:col: message".
@@ -232,13 +235,16 @@ func unsupported(fset *token.FileSet, path string, f *ast.File) *Error {
 			case *ast.BasicLit:
 				if r.Kind == token.INT {
 					bad = at(fset, path, x.Pos(), "range over an int is not supported by the interpreter (Go 1.22 rules): use for i := 0; i < n; i++")
+					bad.Rule = "range-int"
 				}
 			case *ast.FuncLit:
 				bad = at(fset, path, x.Pos(), "range over a func is not supported by the interpreter: call the func with a yield callback")
+				bad.Rule = "range-func"
 			}
 		case *ast.CallExpr:
 			if id, ok := x.Fun.(*ast.Ident); ok && (id.Name == "min" || id.Name == "max" || id.Name == "clear") && !declared(f, id.Name) {
 				bad = at(fset, path, x.Pos(), "the builtin "+id.Name+" is not supported by the interpreter (Go 1.22 rules)")
+				bad.Rule = "builtin"
 			}
 		}
 		return true

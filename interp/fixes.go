@@ -92,7 +92,7 @@ func explain(err error, res *check.Result) error {
 		}
 		trap := d.Rule != "type" && d.Rule != "syntax"
 		if e.Line == 0 || trap && d.Line == e.Line {
-			return &Error{File: e.File, Line: d.Line, Col: d.Col, Msg: d.Msg}
+			return &Error{File: e.File, Line: d.Line, Col: d.Col, Msg: d.Msg, Rule: d.Rule}
 		}
 	}
 	return err

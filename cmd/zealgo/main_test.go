@@ -142,7 +142,8 @@ func serve(t *testing.T, root string, extra ...string) (*exec.Cmd, string, *test
 	t.Helper()
 	addr := testutil.FreeAddr(t)
 	logs := &testutil.Buffer{}
-	cmd := exec.Command(binary, append([]string{"serve", "--root", root, "--addr", addr}, extra...)...)
+	// --tiered=false: the repository's root is a module, whose background build (tier_test.go) these tests do not need.
+	cmd := exec.Command(binary, append([]string{"serve", "--root", root, "--addr", addr, "--tiered=false"}, extra...)...)
 	cmd.Stderr = logs
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

@@ -203,7 +203,7 @@ func serveNew(t *testing.T, app string) {
 func serveApp(t *testing.T, app, prog, css string) string {
 	addr := testutil.FreeAddr(t)
 	logs := &testutil.Buffer{}
-	cmd := exec.Command(prog, "serve", "--addr", addr, "--task-workers", "1")
+	cmd := exec.Command(prog, "serve", "--addr", addr, "--task-workers", "1", "--tiered=false") // tier_test.go tests tiered serve
 	cmd.Dir, cmd.Stderr = app, logs
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

@@ -56,6 +56,11 @@ type Options struct {
 	KeepGoing bool
 	// Stderr receives the go command's output.
 	Stderr io.Writer
+	// Progress, if set, receives a line per file the go command compiles
+	// ("zealgo build: compiled 3/12 files (api/x.go)"), and a last line;
+	// with ProgressTerminal, the lines overwrite each other.
+	Progress         io.Writer
+	ProgressTerminal bool
 
 	// Overlay, for tests: instead of a program, write a `go build
 	// -overlay` file at this path that adds the compiled files to the
@@ -120,7 +125,13 @@ func build(ctx context.Context, o Options) error {
 	if err := g.writeMain(ctx); err != nil {
 		return err
 	}
-	return g.goCmd(ctx, "build", "-o", o.Out, "./main")
+	p := g.newProgress()
+	if p == nil {
+		return g.goCmd(ctx, "build", "-o", o.Out, "./main")
+	}
+	err := g.goCmdTo(ctx, p, "build", "-v", "-o", o.Out, "./main")
+	p.finish()
+	return err
 }
 
 // resolve fills in the defaults and makes the paths absolute.
@@ -282,10 +293,15 @@ func formatted(src []byte) []byte {
 }
 
 func (g *generator) goCmd(ctx context.Context, args ...string) error {
+	return g.goCmdTo(ctx, g.opts.Stderr, args...)
+}
+
+// goCmdTo is goCmd with its output to w.
+func (g *generator) goCmdTo(ctx context.Context, w io.Writer, args ...string) error {
 	cmd := exec.CommandContext(ctx, "go", args...)
 	cmd.Dir = g.opts.Dir
 	cmd.Env = g.env()
-	cmd.Stdout, cmd.Stderr = g.opts.Stderr, g.opts.Stderr
+	cmd.Stdout, cmd.Stderr = w, w
 	if err := cmd.Run(); err != nil {
 		return fmt.Errorf("zealgo: build: go %s: %w", args[0], err)
 	}

@@ -55,6 +55,10 @@ func (c *Child) Replace(reason string) {
 	}
 }
 
+// Note sends the supervisor a line of text (Options.OnNote), e.g. that a
+// file needs a native build.
+func (c *Child) Note(note string) { c.write(msgNote + " " + strings.Join(strings.Fields(note), " ")) }
+
 // write sends a line to the supervisor; a supervisor that is gone is not
 // an error of the child's.
 func (c *Child) write(line string) {

@@ -45,6 +45,7 @@ const envMarker = "ZEALGO_SUPERVISED"
 const (
 	msgReady   = "ready"
 	msgReplace = "replace"
+	msgNote    = "note"
 )
 
 // ErrUnsupported is returned by Run where a child cannot inherit the
@@ -94,6 +95,13 @@ type Options struct {
 	// 0.4s to end it) cannot make the supervisor wait: each such crash
 	// costs one restart. Default 250ms.
 	StableAfter time.Duration
+	// Switch, when it delivers a reason, starts a new child (Command may
+	// now return another program, e.g. a new native build of the
+	// application), which takes over from the current one once ready, as
+	// after Child.Replace.
+	Switch <-chan string
+	// OnNote, if set, receives what a child sends with Child.Note.
+	OnNote func(note string)
 }
 
 func (o *Options) defaults() {
@@ -130,6 +138,7 @@ const (
 	evReplace
 	evReadyTimeout
 	evExit
+	evNote
 )
 
 // event is what a child's goroutines report to the supervisor's loop.
@@ -155,6 +164,7 @@ type supervisor struct {
 	fails     int   // children in a row that died soon after they started
 	restart   *time.Timer
 	restartC  <-chan time.Time // nil unless a restart is waiting out its delay
+	again     bool             // a switch came while a replacement was starting: one more follows it
 }
 
 // Run serves through children of this program until ctx is done, then
@@ -192,6 +202,8 @@ func (s *supervisor) loop(ctx context.Context) error {
 		case <-s.restartC:
 			s.restartC = nil
 			s.restarted()
+		case reason := <-s.o.Switch:
+			s.switchTo(reason)
 		}
 	}
 }
@@ -210,8 +222,26 @@ func (s *supervisor) handle(ev event) error {
 		}
 	case evExit:
 		return s.exited(p, ev.err)
+	case evNote:
+		if s.o.OnNote != nil && s.live[p] {
+			s.o.OnNote(ev.msg)
+		}
 	}
 	return nil
+}
+
+// switchTo starts a new child of Command, which takes over once ready.
+func (s *supervisor) switchTo(reason string) {
+	if s.current == nil || s.restartC != nil {
+		return // the next start runs Command anyway
+	}
+	if s.pending != nil {
+		s.again = true
+		return
+	}
+	s.o.Logger.Info("supervisor: switching to a new server process", "reason", reason)
+	s.replace = true
+	s.pending = s.spawn()
 }
 
 // ready: a child serves. A replacement takes over from the child it
@@ -230,6 +260,10 @@ func (s *supervisor) ready(p *proc) {
 	s.current, s.pending, s.replace = p, nil, false
 	if old != nil {
 		s.retire(old)
+	}
+	if s.again {
+		s.again = false
+		s.replace, s.pending = true, s.spawn()
 	}
 }
 
@@ -437,6 +471,8 @@ func (s *supervisor) readStatus(p *proc, r *os.File, done chan struct{}) {
 			s.send(event{p: p, kind: evReady})
 		case msgReplace:
 			s.send(event{p: p, kind: evReplace, msg: arg})
+		case msgNote:
+			s.send(event{p: p, kind: evNote, msg: arg})
 		}
 	}
 }

@@ -66,6 +66,10 @@ func testChild() int {
 		c.Replace("a test\nasks")
 		io.WriteString(w, pid)
 	})
+	mux.HandleFunc("/note", func(w http.ResponseWriter, r *http.Request) {
+		c.Note("build api/x.go")
+		io.WriteString(w, pid)
+	})
 	var slowing atomic.Int64
 	mux.HandleFunc("/slow", func(w http.ResponseWriter, r *http.Request) {
 		slowing.Add(1)
@@ -374,4 +378,36 @@ func exited(pid int) bool {
 	}
 	_, after, _ := strings.Cut(string(b), ") ")
 	return strings.HasPrefix(after, "Z")
+}
+
+// TestSwitchAndNote: a child's note reaches OnNote; a switch starts a new
+// child of Command on the same socket, which takes over while the old one
+// stops, and a switch while one is starting is followed by one more.
+func TestSwitchAndNote(t *testing.T) {
+	notes, switches := make(chan string, 4), make(chan string)
+	r := startRun(t, Options{Switch: switches, OnNote: func(n string) { notes <- n }})
+	first := r.pid(t, 0)
+	if _, err := get(r.base + "/note"); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case n := <-notes:
+		if n != "build api/x.go" {
+			t.Errorf("note %q", n)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("no note")
+	}
+	switches <- "a new build"
+	second := r.pid(t, first)
+	testutil.WaitFor(t, 15*time.Second, "the first child to stop", func() bool { return gone(first) })
+	switches <- "build 2"
+	switches <- "build 3" // while build 2's child starts: one more follows
+	testutil.WaitFor(t, 15*time.Second, "a fourth child ready", func() bool {
+		return strings.Count(r.log.String(), "server process ready") == 4
+	})
+	r.pid(t, second)
+	if !strings.Contains(r.log.String(), "switching to a new server process") {
+		t.Errorf("the log:\n%s", r.log)
+	}
 }

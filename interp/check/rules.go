@@ -36,6 +36,22 @@ func IsWarning(id string) bool {
 	return false
 }
 
+// CompiledOnly reports whether d is a construct that compiled Go runs and
+// the interpreter cannot (range over an int or a func, the builtins min,
+// max and clear, the standard library newer than Go 1.22 or generic funcs
+// it cannot run, a package it does not link, type arguments it cannot
+// infer): under tiered serve such a file runs compiled only, once a native
+// build includes it. A name that is undefined in any Go (a typo the
+// checker suggests a fix for) is not.
+func CompiledOnly(d Diagnostic) bool {
+	return compiledOnly[d.Rule] && !strings.Contains(d.Msg, "; did you mean ")
+}
+
+var compiledOnly = map[string]bool{
+	"range-int": true, "range-func": true, "builtin": true, "missing-symbol": true,
+	"not-linked": true, "generic-infer": true,
+}
+
 // Rules are the interpreter's traps, in the order of the README's list of
 // what the interpreter does not support.
 var Rules = []Rule{
