@@ -14,7 +14,9 @@ import (
 
 // handle runs one delivered task and records its end. The message is
 // acknowledged only once the result is stored; a worker that dies before
-// leaves it to be delivered again.
+// leaves it to be delivered again. A failure with attempts left goes back
+// to the queue after its backoff; a task given up goes to the dead
+// letters too.
 func (w *Worker) handle(ctx context.Context, m jetstream.Msg, run Runner) {
 	meta, err := m.Metadata()
 	if err != nil {
@@ -26,36 +28,126 @@ func (w *Worker) handle(ctx context.Context, m jetstream.Msg, run Runner) {
 	t, err := decodeTask(m)
 	switch {
 	case err != nil:
-		w.record(m, t, nil, &TaskError{Kind: KindBadTask, Msg: err.Error()}, n)
+		w.giveUp(m, t, &TaskError{Kind: KindBadTask, Msg: err.Error()}, n)
 		return
-	case n > w.cfg.MaxDeliver:
+	case n > max(w.cfg.MaxDeliver, w.policy(t).attempts):
 		msg := fmt.Sprintf("given up after %d deliveries: its workers died or stalled", n-1)
-		w.record(m, t, nil, &TaskError{Kind: KindDeliveries, Msg: msg}, n-1)
+		w.giveUp(m, t, &TaskError{Kind: KindDeliveries, Msg: msg}, n-1)
 		return
 	case n > 1 && w.recorded(t):
 		w.ack(m) // an earlier run stored its result but was not acknowledged
 		return
 	}
+	p := w.policy(t)
 	w.track(m)
 	defer w.untrack(m)
-	stop := w.keepAlive(m)
-	result, err := w.runTask(ctx, t, n, run)
-	if err != nil && ctx.Err() != nil {
-		stop()
-		_ = m.Nak() // cut short by the shutdown: to another worker
-		return
-	}
-	w.record(m, t, result, err, n)
+	stop := w.keepAlive(m, p.timeout)
+	result, err, overran := w.runTask(ctx, t, n, run, p.timeout)
 	stop()
+	switch {
+	case err != nil && ctx.Err() != nil && !overran:
+		_ = m.Nak() // cut short by the shutdown: to another worker
+	case err != nil && n < p.attempts && retryable(err):
+		w.cfg.Logger.Info("zealgo: jstask: task failed; it runs again", "id", t.ID, "task", t.Handler, "attempt", n, "err", err)
+		_ = m.NakWithDelay(min(p.backoff<<min(n-1, 6), time.Hour))
+	case err != nil:
+		w.giveUp(m, t, err, n)
+	default:
+		w.record(m, t, result, nil, n)
+	}
+	if overran {
+		w.recycle(m)
+	}
 }
 
-// runTask calls the runner, turning a panic into a TaskError.
-func (w *Worker) runTask(ctx context.Context, t Task, n int, run Runner) (res json.RawMessage, err error) {
-	if w.cfg.MaxRunTime > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, w.cfg.MaxRunTime)
-		defer cancel()
+// policy is how one task runs: its attempts, backoff and time limit.
+type policy struct {
+	attempts         int
+	backoff, timeout time.Duration
+}
+
+// policy returns t's own settings, else the worker's.
+func (w *Worker) policy(t Task) policy {
+	p := policy{attempts: w.cfg.Attempts, backoff: w.cfg.Backoff, timeout: w.cfg.Timeout}
+	if p.timeout <= 0 {
+		p.timeout = w.cfg.MaxRunTime
 	}
+	if t.Attempts > 0 {
+		p.attempts = t.Attempts
+	}
+	if t.Backoff > 0 {
+		p.backoff = t.Backoff
+	}
+	if t.Timeout > 0 {
+		p.timeout = t.Timeout
+	}
+	return p
+}
+
+// retryable reports whether a failure may go away on another run: an
+// error, a panic or a time limit, not arguments or a file that do not fit.
+func retryable(err error) bool {
+	var te *TaskError
+	if !errors.As(err, &te) {
+		return true
+	}
+	switch te.Kind {
+	case "", KindError, KindPanic, KindTimeout:
+		return true
+	}
+	return false
+}
+
+// recycle gives the other running tasks back to the queue and ends the
+// worker (WorkerConfig.Recycle), once.
+func (w *Worker) recycle(keep jetstream.Msg) {
+	w.recycled.Do(func() {
+		w.mu.Lock()
+		for m := range w.inflight {
+			if m != keep {
+				_ = m.Nak()
+			}
+		}
+		w.mu.Unlock()
+		w.cfg.Logger.Warn("zealgo: jstask: a task ran past its time limit; the worker is recycled")
+		w.cfg.Recycle()
+	})
+}
+
+// runTask calls the runner, turning a panic into a TaskError, within the
+// time limit: past it the task's context is cancelled, and a task that
+// has not returned a second later is left running (overran) and reported
+// as KindTimeout.
+func (w *Worker) runTask(ctx context.Context, t Task, n int, run Runner, limit time.Duration) (json.RawMessage, error, bool) {
+	if limit <= 0 {
+		res, err := call(ctx, t, n, run)
+		return res, err, false
+	}
+	tctx, cancel := context.WithTimeout(ctx, limit)
+	defer cancel()
+	type answer struct {
+		res json.RawMessage
+		err error
+	}
+	done := make(chan answer, 1)
+	go func() {
+		res, err := call(tctx, t, n, run)
+		done <- answer{res, err}
+	}()
+	timeout := &TaskError{Kind: KindTimeout, Msg: fmt.Sprintf("the task ran past its time limit of %v", limit)}
+	select {
+	case a := <-done:
+		if a.err != nil && errors.Is(tctx.Err(), context.DeadlineExceeded) && ctx.Err() == nil {
+			return nil, timeout, false
+		}
+		return a.res, a.err, false
+	case <-time.After(limit + time.Second):
+		return nil, timeout, true
+	}
+}
+
+// call calls the runner, turning a panic into a TaskError.
+func call(ctx context.Context, t Task, n int, run Runner) (res json.RawMessage, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			res, err = nil, &TaskError{Kind: KindPanic, Msg: fmt.Sprint(p)}
@@ -65,23 +157,23 @@ func (w *Worker) runTask(ctx context.Context, t Task, n int, run Runner) (res js
 }
 
 // keepAlive renews the message's acknowledgement deadline every third of
-// AckWait until stop is called, or until MaxRunTime has passed.
-func (w *Worker) keepAlive(m jetstream.Msg) (stop func()) {
+// AckWait until stop is called, or until limit (if any) has passed.
+func (w *Worker) keepAlive(m jetstream.Msg, limit time.Duration) (stop func()) {
 	done := make(chan struct{})
 	exited := make(chan struct{})
 	go func() {
 		defer close(exited)
 		tick := time.NewTicker(w.cfg.AckWait / 3)
 		defer tick.Stop()
-		var limit <-chan time.Time
-		if w.cfg.MaxRunTime > 0 {
-			limit = time.After(w.cfg.MaxRunTime)
+		var end <-chan time.Time
+		if limit > 0 {
+			end = time.After(limit)
 		}
 		for {
 			select {
 			case <-done:
 				return
-			case <-limit:
+			case <-end:
 				return
 			case <-tick.C:
 				if err := m.InProgress(); err != nil {
@@ -94,6 +186,15 @@ func (w *Worker) keepAlive(m jetstream.Msg) (stop func()) {
 		close(done)
 		<-exited
 	}
+}
+
+// giveUp puts the task into the dead letters, with its failure, then
+// records the failure for its dispatcher and acknowledges it.
+func (w *Worker) giveUp(m jetstream.Msg, t Task, runErr error, n int) {
+	if t.Instance != "" {
+		w.bury(m, t, runErr, n)
+	}
+	w.record(m, t, nil, runErr, n)
 }
 
 // record stores the end of the task in its dispatcher's results, then

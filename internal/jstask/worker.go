@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"sync"
 	"time"
 
@@ -31,6 +32,12 @@ type WorkerConfig struct {
 	// then, and a task that still runs stops renewing its
 	// acknowledgement deadline, so that it is delivered again.
 	MaxRunTime time.Duration
+	// Recycle is called when a task still runs a second after its time
+	// limit (Config.Timeout, Task.Timeout), once the task has counted an
+	// attempt: the worker cannot stop it, so its process should end
+	// (the default: os.Exit(3)) and be replaced. The worker first gives
+	// its other running tasks back to the queue.
+	Recycle func()
 	// Grace is how long running tasks may go on after Run's context is
 	// done before their contexts are cancelled; default 10s.
 	Grace time.Duration
@@ -49,6 +56,7 @@ type Worker struct {
 
 	mu       sync.Mutex
 	inflight map[jetstream.Msg]struct{}
+	recycled sync.Once
 }
 
 // NewWorker creates or updates the streams and the workers' consumer.
@@ -66,7 +74,10 @@ func NewWorker(ctx context.Context, js jetstream.JetStream, cfg WorkerConfig) (*
 	if cfg.PollWait <= 0 {
 		cfg.PollWait = 5 * time.Second
 	}
-	if err := ensureStreams(ctx, js, cfg.Config); err != nil {
+	if cfg.Recycle == nil {
+		cfg.Recycle = func() { os.Exit(3) }
+	}
+	if err := setupStreams(ctx, js, cfg.Config); err != nil {
 		return nil, err
 	}
 	w := &Worker{js: js, cfg: cfg, n: cfg.names(), inflight: make(map[jetstream.Msg]struct{})}
@@ -91,11 +102,24 @@ func (w *Worker) Run(ctx context.Context, run Runner) error {
 	defer cancelTasks()
 	slots := make(chan struct{}, w.cfg.Concurrency)
 	var wg sync.WaitGroup
+	var running sync.RWMutex // held for reading by each task, for writing by a task run alone
 	err := w.pull(ctx, slots, func(m jetstream.Msg) {
+		if redelivered(m) {
+			// A task delivered again may have killed its worker: it runs
+			// alone, once the others have returned, so that it takes none
+			// with it if it does so again.
+			running.Lock()
+			w.handle(taskCtx, m, run)
+			running.Unlock()
+			<-slots
+			return
+		}
+		running.RLock()
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			defer func() { <-slots }()
+			defer running.RUnlock()
 			w.handle(taskCtx, m, run)
 		}()
 	})
@@ -137,12 +161,21 @@ func (w *Worker) pull(ctx context.Context, slots chan struct{}, start func(jetst
 	}
 }
 
-// reensure creates the streams and the workers' consumer if they are
-// missing.
+// redelivered reports whether the server delivered m before.
+func redelivered(m jetstream.Msg) bool {
+	meta, err := m.Metadata()
+	return err == nil && meta.NumDelivered > 1
+}
+
+// reensure creates the workers' consumer again if it is missing; a lost
+// stream is logged with what to do, not created.
 func (w *Worker) reensure(ctx context.Context) {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	if err := ensureStreams(ctx, w.js, w.cfg.Config); err != nil {
+	if err := checkStreams(ctx, w.js, w.cfg.Config); err != nil {
+		if errors.Is(err, ErrStreamLost) {
+			w.cfg.Logger.Error(err.Error())
+		}
 		return
 	}
 	if cons, err := ensureWorkers(ctx, w.js, w.cfg.Config); err == nil {
