@@ -31,7 +31,7 @@ import (
 var keyedApp = map[string]string{
 	"api/login.go": clusterApp["api/login.go"],
 	"api/ping.go":  clusterApp["api/ping.go"],
-	"api/dispatch.go": "//go:build ignore\n\npackage main\n\nimport (\n\t\"errors\"\n\t\"fmt\"\n\n\t\"github.com/zealgo/zealgo/host\"\n)\n\n" +
+	"api/dispatch.go": "//go:build ignore\n\npackage main\n\nimport (\n\t\"errors\"\n\t\"fmt\"\n\t\"os\"\n\n\t\"github.com/zealgo/zealgo/host\"\n)\n\n" +
 		`var post = func(api *host.API) any {
 	user := api.G().Session.String("user")
 	if user == "" {
@@ -39,7 +39,7 @@ var keyedApp = map[string]string{
 		return nil
 	}
 	n, _ := api.Int("n")
-	id, err := api.Task(host.Task{Handler: "/task/work", Args: []any{n}, Key: fmt.Sprint("n-", n)})
+	id, err := api.Task(host.Task{Handler: "/task/work", Args: []any{n, os.Getenv("ZEALGO_TEST_MARKS")}, Key: fmt.Sprint("n-", n)})
 	if errors.Is(err, host.ErrTaskDuplicate) {
 		return map[string]any{"id": -1, "user": user}
 	}
@@ -51,9 +51,9 @@ var keyedApp = map[string]string{
 }
 `,
 	"task/work.go": "//go:build ignore\n\npackage main\n\nimport (\n\t\"fmt\"\n\t\"os\"\n\t\"path/filepath\"\n\t\"time\"\n\n\t\"github.com/zealgo/zealgo/host\"\n)\n\n" +
-		`var work = func(ti *host.TaskInfo, n int) any {
+		`var work = func(ti *host.TaskInfo, n int, marks string) any {
 	name := fmt.Sprintf("%d.%d.%d", n, ti.Delivery, time.Now().UnixNano())
-	_ = os.WriteFile(filepath.Join(os.Getenv("ZEALGO_TEST_MARKS"), name), nil, 0o644)
+	_ = os.WriteFile(filepath.Join(marks, name), nil, 0o644)
 	return map[string]any{"n": n, "delivery": ti.Delivery}
 }
 `,
@@ -126,7 +126,16 @@ func TestNATSClusterLosesTaskStreamLeader(t *testing.T) {
 	if at.IsZero() {
 		t.Fatal("the leader of ZEALGO_TASKS was not found or not killed")
 	}
-	testutil.WaitFor(t, 90*time.Second, "every task to run", func() bool { return len(ranOK(t, marks)) == total })
+	if !testutil.Poll(90*time.Second, func() bool { return len(ranOK(t, marks)) == total }) {
+		runs := ranOK(t, marks)
+		var missing []int
+		for n := range total {
+			if _, ok := runs[n]; !ok {
+				missing = append(missing, n)
+			}
+		}
+		t.Fatalf("%d acknowledged tasks never ran: %v", len(missing), missing[:min(len(missing), 20)])
+	}
 	runs := ranOK(t, marks)
 	invisible := 0
 	for n := range total {

@@ -258,7 +258,8 @@ func (c *Client) publish(ctx context.Context, msg *nats.Msg, opts ...jetstream.P
 func transient(err error) bool {
 	var apiErr *jetstream.APIError
 	if errors.As(err, &apiErr) {
-		return apiErr.Code == 503 || apiErr.ErrorCode == 10008 /* cluster not available */
+		// 503 but 10077: the stream refused to store (a full queue).
+		return apiErr.Code == 503 && apiErr.ErrorCode != 10077
 	}
 	return errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrTimeout) ||
 		errors.Is(err, jetstream.ErrNoStreamResponse) || errors.Is(err, nats.ErrNoResponders) ||

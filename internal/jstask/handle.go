@@ -30,7 +30,7 @@ func (w *Worker) handle(ctx context.Context, m jetstream.Msg, run Runner) {
 	case err != nil:
 		w.giveUp(m, t, &TaskError{Kind: KindBadTask, Msg: err.Error()}, n)
 		return
-	case n > max(w.cfg.MaxDeliver, w.policy(t).attempts):
+	case n > 10*max(w.cfg.MaxDeliver, w.policy(t).attempts)+100: // a bound of last resort; handleAlone counts runs
 		msg := fmt.Sprintf("given up after %d deliveries: its workers died or stalled", n-1)
 		w.giveUp(m, t, &TaskError{Kind: KindDeliveries, Msg: msg}, n-1)
 		return
@@ -49,6 +49,7 @@ func (w *Worker) handle(ctx context.Context, m jetstream.Msg, run Runner) {
 		_ = m.Nak() // cut short by the shutdown: to another worker
 	case err != nil && n < p.attempts && retryable(err):
 		w.cfg.Logger.Info("zealgo: jstask: task failed; it runs again", "id", t.ID, "task", t.Handler, "attempt", n, "err", err)
+		w.markRetry(t.ID, n)
 		_ = m.NakWithDelay(min(p.backoff<<min(n-1, 6), time.Hour))
 	case err != nil:
 		w.giveUp(m, t, err, n)
@@ -58,6 +59,36 @@ func (w *Worker) handle(ctx context.Context, m jetstream.Msg, run Runner) {
 	if overran {
 		w.recycle(m)
 	}
+}
+
+// handleAlone handles a task delivered again, which runs alone in its
+// worker: its runs alone are counted (a task that killed its worker or
+// stalled was delivered again), and one beyond MaxDeliver (or its
+// attempts) is given up. A task that killed its worker along with others
+// costs them no run: the others' deliveries are not counted.
+func (w *Worker) handleAlone(ctx context.Context, m jetstream.Msg, run Runner) {
+	t, err := decodeTask(m)
+	if err != nil {
+		w.handle(ctx, m, run)
+		return
+	}
+	key := strconv.FormatInt(t.ID, 10)
+	count := 0
+	gctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	if e, err := w.runs.Get(gctx, key); err == nil {
+		count, _ = strconv.Atoi(string(e.Value()))
+	}
+	if count >= max(w.cfg.MaxDeliver-1, w.policy(t).attempts) && !w.recorded(t) {
+		// The runs that did not finish: the first, and those alone.
+		msg := fmt.Sprintf("given up after %d deliveries: its workers died or stalled", count+1)
+		w.giveUp(m, t, &TaskError{Kind: KindDeliveries, Msg: msg}, count+1)
+		return
+	}
+	if _, err := w.runs.Put(gctx, key, []byte(strconv.Itoa(count+1))); err != nil {
+		w.cfg.Logger.Debug("zealgo: jstask: count a run alone", "id", t.ID, "err", err)
+	}
+	w.handle(ctx, m, run)
 }
 
 // policy is how one task runs: its attempts, backoff and time limit.

@@ -188,6 +188,7 @@ type names struct {
 	tasks, results, ids, dead string // streams
 	taskSubj, idSubj, resPref string // subjects; resPref + "<instance>.<id>"
 	deadPref                  string // deadPref + "<id>"
+	runs                      string // the key-value bucket of runs alone
 	workers                   string // the workers' durable consumer
 }
 
@@ -242,6 +243,7 @@ func (c Config) names() names {
 		ids:      up + "_IDS",
 		dead:     up + "_DEAD",
 		deadPref: c.Prefix + ".dead.",
+		runs:     c.Prefix + "_task_runs",
 		taskSubj: c.Prefix + ".tasks",
 		idSubj:   c.Prefix + ".ids",
 		resPref:  c.Prefix + ".results.",

@@ -62,7 +62,16 @@ func setupStreams(ctx context.Context, js jetstream.JetStream, c Config) error {
 			return err
 		}
 	}
-	return setupIDs(ctx, js, c)
+	if err := setupIDs(ctx, js, c); err != nil {
+		return err
+	}
+	_, err := js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: c.names().runs,
+		Description: "zealgo: how many times each task delivered again ran alone", TTL: 24 * time.Hour,
+		Storage: jetstream.FileStorage, Replicas: c.Replicas})
+	if err != nil {
+		return fmt.Errorf("zealgo: jstask: bucket %s: %w%s", c.names().runs, err, replicaHint(err))
+	}
+	return nil
 }
 
 // setupStream creates sc, or updates the stream to it when it differs.

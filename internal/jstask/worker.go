@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -57,6 +59,8 @@ type Worker struct {
 	mu       sync.Mutex
 	inflight map[jetstream.Msg]struct{}
 	recycled sync.Once
+	careful  atomic.Bool        // tasks delivered again came: pull one at a time
+	runs     jetstream.KeyValue // the runs alone of each task delivered again
 }
 
 // NewWorker creates or updates the streams and the workers' consumer.
@@ -87,6 +91,9 @@ func NewWorker(ctx context.Context, js jetstream.JetStream, cfg WorkerConfig) (*
 	if w.results, err = js.Stream(ctx, w.n.results); err != nil {
 		return nil, fmt.Errorf("zealgo: jstask: stream %s: %w", w.n.results, err)
 	}
+	if w.runs, err = js.KeyValue(ctx, w.n.runs); err != nil {
+		return nil, fmt.Errorf("zealgo: jstask: bucket %s: %w", w.n.runs, err)
+	}
 	return w, nil
 }
 
@@ -103,17 +110,27 @@ func (w *Worker) Run(ctx context.Context, run Runner) error {
 	slots := make(chan struct{}, w.cfg.Concurrency)
 	var wg sync.WaitGroup
 	var running sync.RWMutex // held for reading by each task, for writing by a task run alone
-	err := w.pull(ctx, slots, func(m jetstream.Msg) {
-		if redelivered(m) {
-			// A task delivered again may have killed its worker: it runs
-			// alone, once the others have returned, so that it takes none
-			// with it if it does so again.
+	err := w.pull(ctx, slots, func(m jetstream.Msg, batch bool) {
+		suspect := w.suspect(m)
+		switch {
+		case suspect && batch:
+			// A task delivered again may have killed its worker: it goes
+			// back, to be pulled alone (careful).
+			// Not before this pull ends, lest it come back in the same one.
+			w.careful.Store(true)
+			_ = m.NakWithDelay(w.cfg.PollWait + 100*time.Millisecond)
+			<-slots
+			return
+		case suspect:
+			// Pulled alone, it runs alone, once the others have returned,
+			// so that it takes none with it if it kills its worker again.
 			running.Lock()
-			w.handle(taskCtx, m, run)
+			w.handleAlone(taskCtx, m, run)
 			running.Unlock()
 			<-slots
 			return
 		}
+		w.careful.Store(false)
 		running.RLock()
 		wg.Add(1)
 		go func() {
@@ -131,14 +148,20 @@ func (w *Worker) Run(ctx context.Context, run Runner) error {
 // until ctx is done or the connection is closed. After a few failed
 // pulls in a row it creates the streams and the consumer again, in case
 // the server lost them.
-func (w *Worker) pull(ctx context.Context, slots chan struct{}, start func(jetstream.Msg)) error {
+func (w *Worker) pull(ctx context.Context, slots chan struct{}, start func(m jetstream.Msg, batch bool)) error {
 	pause, failed := 50*time.Millisecond, 0
 	for {
 		n := acquire(ctx, slots)
 		if n == 0 {
 			return nil
 		}
-		got, err := w.fetch(ctx, n, start)
+		if n > 1 && w.careful.Load() {
+			for range n - 1 {
+				<-slots
+			}
+			n = 1
+		}
+		got, err := w.fetch(ctx, n, func(m jetstream.Msg) { start(m, n > 1) })
 		for range n - got {
 			<-slots
 		}
@@ -161,10 +184,29 @@ func (w *Worker) pull(ctx context.Context, slots chan struct{}, start func(jetst
 	}
 }
 
-// redelivered reports whether the server delivered m before.
-func redelivered(m jetstream.Msg) bool {
+// suspect reports whether the server delivered m before for another
+// reason than a retry of a failure (markRetry): its worker may have died
+// of it.
+func (w *Worker) suspect(m jetstream.Msg) bool {
 	meta, err := m.Metadata()
-	return err == nil && meta.NumDelivered > 1
+	if err != nil || meta.NumDelivered <= 1 {
+		return false
+	}
+	id := m.Headers().Get(hdrID)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	e, err := w.runs.Get(ctx, "retry-"+id)
+	return err != nil || string(e.Value()) != strconv.FormatUint(meta.NumDelivered-1, 10)
+}
+
+// markRetry records that delivery n of the task id goes back to the
+// queue as a retry, so that its next delivery is no suspect.
+func (w *Worker) markRetry(id int64, n int) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if _, err := w.runs.Put(ctx, "retry-"+strconv.FormatInt(id, 10), []byte(strconv.Itoa(n))); err != nil {
+		w.cfg.Logger.Debug("zealgo: jstask: mark a retry", "id", id, "err", err)
+	}
 }
 
 // reensure creates the workers' consumer again if it is missing; a lost
