@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -17,20 +16,6 @@ import (
 	"github.com/zealgo/zealgo/internal/jstask"
 	"github.com/zealgo/zealgo/internal/natsrv"
 )
-
-// clientFile is where the embedded server's client URL, with its token,
-// is kept while it runs (<data>/nats/client.url, readable by the owner
-// alone): zealgo tasks finds the server there.
-func clientFile(dataDir string) string { return filepath.Join(dataDir, "nats", "client.url") }
-
-// writeClientFile records the embedded server's URL and token for zealgo
-// tasks.
-func writeClientFile(dataDir, url string) error {
-	if err := os.WriteFile(clientFile(dataDir), []byte(url+"\n"), 0o600); err != nil {
-		return fmt.Errorf("zealgo: nats: %w", err)
-	}
-	return nil
-}
 
 // tasksCmd is zealgo tasks: the tasks given up on NATS (the dead letters),
 // to list, inspect, retry and purge.

@@ -392,6 +392,20 @@ func writeInstanceName(path string) error {
 	return err
 }
 
+// clientFile is where the embedded server's client URL, with its token,
+// is kept while it runs (<data>/nats/client.url, readable by the owner
+// alone): zealgo tasks finds the server there.
+func clientFile(dataDir string) string { return filepath.Join(dataDir, "nats", "client.url") }
+
+// writeClientFile records the embedded server's URL and token for zealgo
+// tasks.
+func writeClientFile(dataDir, url string) error {
+	if err := os.WriteFile(clientFile(dataDir), []byte(url+"\n"), 0o600); err != nil {
+		return fmt.Errorf("zealgo: nats: %w", err)
+	}
+	return nil
+}
+
 // tokenURL returns raw with token as its user.
 func tokenURL(raw, token string) string {
 	u, err := url.Parse(raw)

@@ -11,8 +11,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/cookiejar"
-	"os"
-	"path/filepath"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -26,12 +25,12 @@ import (
 )
 
 // keyedApp dispatches task n with the idempotency key "n-<n>", so that a
-// client's retry makes no second task; each run of the task leaves a
-// file <ZEALGO_TEST_MARKS>/<n>.<delivery>.<unique> behind.
+// client's retry makes no second task; each run of the task logs
+// "ran n<n> d<delivery>".
 var keyedApp = map[string]string{
 	"api/login.go": clusterApp["api/login.go"],
 	"api/ping.go":  clusterApp["api/ping.go"],
-	"api/dispatch.go": "//go:build ignore\n\npackage main\n\nimport (\n\t\"errors\"\n\t\"fmt\"\n\t\"os\"\n\n\t\"github.com/zealgo/zealgo/host\"\n)\n\n" +
+	"api/dispatch.go": "//go:build ignore\n\npackage main\n\nimport (\n\t\"errors\"\n\t\"fmt\"\n\n\t\"github.com/zealgo/zealgo/host\"\n)\n\n" +
 		`var post = func(api *host.API) any {
 	user := api.G().Session.String("user")
 	if user == "" {
@@ -39,7 +38,7 @@ var keyedApp = map[string]string{
 		return nil
 	}
 	n, _ := api.Int("n")
-	id, err := api.Task(host.Task{Handler: "/task/work", Args: []any{n, os.Getenv("ZEALGO_TEST_MARKS")}, Key: fmt.Sprint("n-", n)})
+	id, err := api.Task(host.Task{Handler: "/task/work", Args: []any{n}, Key: fmt.Sprint("n-", n)})
 	if errors.Is(err, host.ErrTaskDuplicate) {
 		return map[string]any{"id": -1, "user": user}
 	}
@@ -50,10 +49,9 @@ var keyedApp = map[string]string{
 	return map[string]any{"id": id, "user": user}
 }
 `,
-	"task/work.go": "//go:build ignore\n\npackage main\n\nimport (\n\t\"fmt\"\n\t\"os\"\n\t\"path/filepath\"\n\t\"time\"\n\n\t\"github.com/zealgo/zealgo/host\"\n)\n\n" +
-		`var work = func(ti *host.TaskInfo, n int, marks string) any {
-	name := fmt.Sprintf("%d.%d.%d", n, ti.Delivery, time.Now().UnixNano())
-	_ = os.WriteFile(filepath.Join(marks, name), nil, 0o644)
+	"task/work.go": "//go:build ignore\n\npackage main\n\nimport (\n\t\"fmt\"\n\n\t\"github.com/zealgo/zealgo/host\"\n)\n\n" +
+		`var work = func(ti *host.TaskInfo, n int) any {
+	ti.Log.Info(fmt.Sprintf("ran n%d d%d", n, ti.Delivery))
 	return map[string]any{"n": n, "delivery": ti.Delivery}
 }
 `,
@@ -71,8 +69,8 @@ func TestNATSClusterLosesTaskStreamLeader(t *testing.T) {
 		t.Skip("runs processes")
 	}
 	nodes, urls := testutil.NATSCluster(t, 3)
-	root, data, addr, marks := testutil.WriteTree(t, keyedApp), t.TempDir(), testutil.FreeAddr(t), t.TempDir()
-	p := start(t, addr, []string{"ZEALGO_SESSION_SECRET=" + strings.Repeat("c", 40), "ZEALGO_TEST_MARKS=" + marks},
+	root, data, addr := testutil.WriteTree(t, keyedApp), t.TempDir(), testutil.FreeAddr(t)
+	p := start(t, addr, []string{"ZEALGO_SESSION_SECRET=" + strings.Repeat("c", 40)},
 		"serve", "--root", root, "--addr", addr, "--data", data, "--nats", urls, "--session-store", "nats",
 		"--task-workers", "2", "--task-ack-wait", "3s")
 	p.waitHTTP(t)
@@ -81,7 +79,7 @@ func TestNATSClusterLosesTaskStreamLeader(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Close()
-	for _, s := range []string{"ZEALGO_TASKS", "ZEALGO_RESULTS", "ZEALGO_IDS", "ZEALGO_DEAD", "KV_zealgo_sessions", "KV_zealgo_counters"} {
+	for _, s := range []string{"ZEALGO_TASKS", "ZEALGO_RESULTS", "ZEALGO_IDS", "ZEALGO_DEAD", "KV_zealgo_sessions", "KV_zealgo_counters", "KV_zealgo_task_runs"} {
 		st, err := conn.JS.Stream(context.Background(), s)
 		if err != nil {
 			t.Fatalf("stream %s: %v", s, err)
@@ -126,17 +124,24 @@ func TestNATSClusterLosesTaskStreamLeader(t *testing.T) {
 	if at.IsZero() {
 		t.Fatal("the leader of ZEALGO_TASKS was not found or not killed")
 	}
-	if !testutil.Poll(90*time.Second, func() bool { return len(ranOK(t, marks)) == total }) {
-		runs := ranOK(t, marks)
+	if !testutil.Poll(90*time.Second, func() bool { return len(ranOK(t, p.logs.String())) == total }) {
+		runs := ranOK(t, p.logs.String())
 		var missing []int
 		for n := range total {
 			if _, ok := runs[n]; !ok {
 				missing = append(missing, n)
 			}
 		}
-		t.Fatalf("%d acknowledged tasks never ran: %v", len(missing), missing[:min(len(missing), 20)])
+		var warns []string
+		for l := range strings.Lines(p.logs.String()) {
+			if strings.Contains(l, "level=WARN") || strings.Contains(l, "level=ERROR") || strings.Contains(l, "task failed") {
+				warns = append(warns, l)
+			}
+		}
+		t.Fatalf("%d acknowledged tasks never ran: %v; warnings:\n%s", len(missing), missing[:min(len(missing), 20)],
+			strings.Join(warns[:min(len(warns), 40)], ""))
 	}
-	runs := ranOK(t, marks)
+	runs := ranOK(t, p.logs.String())
 	invisible := 0
 	for n := range total {
 		if runs[n] > 1 {
@@ -150,27 +155,20 @@ func TestNATSClusterLosesTaskStreamLeader(t *testing.T) {
 		t.Errorf("the client was logged out %d times", kc.logouts.Load())
 	}
 	t.Logf("dispatch: %d tasks, %d retries by the client; longest stall after the kill %v; reruns seen %d",
-		total, kc.retried.Load(), kc.stall(at), reruns(t, marks))
+		total, kc.retried.Load(), kc.stall(at), reruns(p.logs.String()))
 }
 
-// ranOK counts the first deliveries of each task n from the marks.
-func ranOK(t *testing.T, marks string) map[int]int {
-	t.Helper()
-	files, err := os.ReadDir(marks)
-	if err != nil {
-		t.Fatal(err)
-	}
+var ranRE = regexp.MustCompile(`ran n(\d+) d(\d+)`)
+
+// ranOK counts the first deliveries of each task n that ran, from the log.
+func ranOK(t *testing.T, logs string) map[int]int {
 	firsts := map[int]int{}
-	for _, f := range files {
-		parts := strings.Split(f.Name(), ".")
-		if len(parts) != 3 {
-			continue
-		}
-		n, _ := strconv.Atoi(parts[0])
+	for _, m := range ranRE.FindAllStringSubmatch(logs, -1) {
+		n, _ := strconv.Atoi(m[1])
 		if _, ok := firsts[n]; !ok {
 			firsts[n] = 0
 		}
-		if parts[1] == "1" {
+		if m[2] == "1" {
 			firsts[n]++
 		}
 	}
@@ -178,11 +176,10 @@ func ranOK(t *testing.T, marks string) map[int]int {
 }
 
 // reruns counts the runs with a delivery above 1.
-func reruns(t *testing.T, marks string) int {
-	m, _ := filepath.Glob(filepath.Join(marks, "*.*.*"))
+func reruns(logs string) int {
 	n := 0
-	for _, f := range m {
-		if strings.Split(filepath.Base(f), ".")[1] != "1" {
+	for _, m := range ranRE.FindAllStringSubmatch(logs, -1) {
+		if m[2] != "1" {
 			n++
 		}
 	}
