@@ -217,16 +217,26 @@ func (c *Client) Dispatch(ctx context.Context, t Task) (int64, error) {
 // original returns the id of the queued task at seq, which a dispatch of
 // t with the same key duplicated, or ErrDuplicate when it is gone.
 func (c *Client) original(ctx context.Context, seq uint64, t Task) (int64, error) {
-	st, err := c.js.Stream(ctx, c.n.tasks)
-	if err == nil {
+	for {
+		actx, cancel := context.WithTimeout(ctx, time.Second)
+		st, err := c.js.Stream(actx, c.n.tasks)
 		var m *jetstream.RawStreamMsg
-		if m, err = st.GetMsg(ctx, seq); err == nil {
+		if err == nil {
+			m, err = st.GetMsg(actx, seq)
+		}
+		cancel()
+		switch {
+		case err == nil:
 			if id, perr := strconv.ParseInt(m.Header.Get(hdrID), 10, 64); perr == nil {
 				return id, nil
 			}
+			return 0, fmt.Errorf("%w: task %s with key %q", ErrDuplicate, t.Handler, t.Key)
+		case errors.Is(err, jetstream.ErrMsgNotFound):
+			return 0, fmt.Errorf("%w: task %s with key %q", ErrDuplicate, t.Handler, t.Key)
+		case ctx.Err() != nil:
+			return 0, fmt.Errorf("zealgo: jstask: dispatch %s with key %q: a first dispatch is recorded but cannot be read: %w", t.Handler, t.Key, err)
 		}
 	}
-	return 0, fmt.Errorf("%w: task %s with key %q", ErrDuplicate, t.Handler, t.Key)
 }
 
 // publish publishes msg, retrying a transient failure (no answer, no
