@@ -25,6 +25,8 @@ import (
 //	routes  list the endpoints and pages with their methods
 //	migrate run the .sql files under migrations/ that have not run (takes
 //	        --data and --db as serve does)
+//	tasks   list, inspect, retry or purge the tasks given up on NATS (the
+//	        dead letters): zealgo tasks list|inspect ID|retry ID|purge ID|--all
 //	nats    run the embedded NATS server alone (--addr, --data), for
 //	        several instances on one machine
 //	new     zealgo new DIR [--module PATH]: write a new application into a
@@ -140,6 +142,7 @@ func (c *cli) commands() *cobra.Command {
 		c.natsCmd(),    // cli_commands.go
 		c.newCmd(),     // cli_new.go
 		c.buildCmd(),   // cli_commands.go
+		c.tasksCmd(),   // cli_tasks.go
 		c.workerCmd(),  // cli_commands.go, hidden: a task worker, started by serve (task_worker.go)
 	)
 	for _, cmd := range root.Commands() {

@@ -117,6 +117,7 @@ func (c *cli) natsFlags(cmd *cobra.Command) func(*pflag.FlagSet) {
 		"without news from its worker before it is delivered again (default 30s)")
 	fs.IntVar(&cfg.NATS.MaxDeliver, "task-max-deliver", cfg.NATS.MaxDeliver, "on NATS, how many times a task is "+
 		"delivered before it fails with ErrTaskDeliveries (default 5)")
+	natsClusterFlags(fs, &cfg.NATS)
 	fs.StringVar(&cfg.Session.Store, "session-store", cfg.Session.Store, "where sessions live: file, redis or nats "+
 		"(default: redis when set, else nats with a shared --nats URL, else file)")
 	complete(cmd, "nats", NATSEmbedded, NATSOff, "nats://")
@@ -129,6 +130,22 @@ func (c *cli) natsFlags(cmd *cobra.Command) func(*pflag.FlagSet) {
 			cfg.NATS.URL = NATSEmbedded
 		}
 	}
+}
+
+// natsClusterFlags adds serve's flags of replication, durability and the
+// task limits on NATS.
+func natsClusterFlags(fs *pflag.FlagSet, n *NATSConfig) {
+	fs.IntVar(&n.Replicas, "nats-replicas", n.Replicas, "copies of each stream and bucket (default: 3 on a cluster of 3 or more, else 1)")
+	fs.StringVar(&n.Cluster, "nats-cluster", n.Cluster, "make the embedded server a node of the NATS cluster `NAME`")
+	fs.StringVar(&n.ClusterAddr, "nats-cluster-addr", n.ClusterAddr, "`HOST:PORT` the other cluster nodes' routes connect to (default 0.0.0.0:6222)")
+	fs.StringSliceVar(&n.Routes, "nats-routes", n.Routes, "the other cluster nodes, nats-route://host:6222,... (with --nats-cluster)")
+	fs.StringVar(&n.Sync, "nats-sync", n.Sync, "fsync of the embedded server: always (default: nothing acknowledged is lost with the machine) or an interval such as 1s")
+	fs.DurationVar(&n.StartWait, "nats-wait", n.StartWait, "how long serve waits for NATS at start (default 2m)")
+	fs.IntVar(&n.Tasks.Attempts, "task-attempts", n.Tasks.Attempts, "on NATS, runs of a failing task before it goes to the dead letters (default 1)")
+	fs.DurationVar(&n.Tasks.Backoff, "task-backoff", n.Tasks.Backoff, "on NATS, pause before a failed task runs again, doubled each time (default 1s)")
+	fs.DurationVar(&n.Tasks.Timeout, "task-timeout", n.Tasks.Timeout, "on NATS, time limit of one run of a task; its worker is recycled after it (default: none)")
+	fs.IntVar(&n.Tasks.MaxQueued, "task-queue-max", n.Tasks.MaxQueued, "on NATS, most tasks waiting; a dispatch beyond fails (default 1000000)")
+	fs.IntVar(&n.Tasks.MaxInFlight, "task-max-inflight", n.Tasks.MaxInFlight, "on NATS, most tasks handed to workers and not finished (default 1000)")
 }
 
 // opsFlags adds the flags of health checks, metrics, tracing and logging.

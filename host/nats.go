@@ -62,6 +62,57 @@ type NATSConfig struct {
 	// finishes as failed with ErrTaskDeliveries. Default 5; the serve
 	// flag --task-max-deliver sets it.
 	MaxDeliver int
+	// Replicas is how many copies of each stream and bucket the cluster
+	// keeps. Default 0: 3 on a cluster of three servers or more, else
+	// 1. Existing streams and buckets are updated to it at start. The
+	// serve flag --nats-replicas sets it.
+	Replicas int
+	// Cluster makes the embedded server a node of the NATS cluster of
+	// that name (--nats-cluster), with routes to the other nodes
+	// (Routes, --nats-routes), listening for theirs on ClusterAddr
+	// (--nats-cluster-addr, default 0.0.0.0:6222): three machines
+	// running zealgo then need no NATS of their own.
+	Cluster     string
+	ClusterAddr string
+	Routes      []string
+	// Sync is the embedded server's fsync policy (--nats-sync): "always"
+	// (the default: a task acknowledged to its dispatcher is on disk,
+	// also when the machine loses power) or an interval such as "1s"
+	// (faster; the last interval's writes can be lost with the machine,
+	// not with the process; safe enough on a cluster of three, where
+	// each write is on two machines before it is acknowledged).
+	Sync string
+	// StartWait is how long serve waits for the NATS server or cluster
+	// to answer at start, retrying, before it gives up; default 2m. The
+	// serve flag --nats-wait sets it.
+	StartWait time.Duration
+	// Tasks are the retries, time limits and bounds of tasks on NATS.
+	Tasks TaskLimits
+}
+
+// TaskLimits are the retries, time limits and bounds of tasks on NATS
+// (NATSConfig.Tasks). The zero value of each field means its default.
+type TaskLimits struct {
+	// Attempts is how many times a failed task (an error, a panic, its
+	// time limit) runs before it is given up to the dead letters (zealgo
+	// tasks); default 1: no retry. Serve flag --task-attempts.
+	Attempts int
+	// Backoff is the pause before the second attempt, doubled at each
+	// further one; default 1s. Serve flag --task-backoff.
+	Backoff time.Duration
+	// Timeout bounds one run of a task: its context is cancelled then,
+	// it counts an attempt, and a task that still runs a second later
+	// makes its worker process recycle. Default 0: none. Serve flag
+	// --task-timeout.
+	Timeout time.Duration
+	// MaxQueued bounds the tasks waiting in the queue: Server.Task
+	// fails with ErrTaskQueueFull beyond it. Default 1,000,000; serve
+	// flag --task-queue-max.
+	MaxQueued int
+	// MaxInFlight bounds the tasks delivered to workers and not yet
+	// finished, across every instance's workers; default 1,000; serve
+	// flag --task-max-inflight.
+	MaxInFlight int
 }
 
 // WithNATS sets Config.NATS.URL: NATSEmbedded, NATSOff or a nats:// URL.
@@ -77,6 +128,7 @@ type natsState struct {
 	instance string
 	shared   bool            // an existing server, which other instances may share
 	counter  *natskv.Counter // the throttle's attempts; rate-limit counters when shared
+	replicas int             // of each stream and bucket
 }
 
 // natsMode returns Config.NATS.URL, else $ZEALGO_NATS, else "off".
@@ -113,9 +165,12 @@ func startNATS(cfg *Config, log *slog.Logger) (natsState, error) {
 			return natsState{}, err
 		}
 	}
-	st.conn, err = natsrv.Connect(context.Background(), st.url, natsrv.ConnectOptions{Name: "zealgo " + instance, Token: st.token})
+	st.conn, err = connectNATS(cfg, st.url, "zealgo "+instance, st.token, log)
 	if err == nil {
-		st.counter, err = natskv.OpenCounter(context.Background(), st.conn.JS, natskv.CounterConfig{})
+		st.replicas = replicas(cfg, st.conn)
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		st.counter, err = natskv.OpenCounter(ctx, st.conn.JS, natskv.CounterConfig{Replicas: st.replicas})
+		cancel()
 	}
 	if err != nil {
 		st.close()
@@ -128,8 +183,58 @@ func startNATS(cfg *Config, log *slog.Logger) (natsState, error) {
 	case !st.shared:
 		where = "embedded at " + where + ", data in " + filepath.Join(cfg.DataDir, "nats")
 	}
-	log.Info("zealgo: NATS JetStream", "server", where, "instance", instance)
+	log.Info("zealgo: NATS JetStream", "server", where, "instance", instance, "replicas", st.replicas)
 	return st, nil
+}
+
+// connectNATS connects to the server or cluster, waiting for it up to
+// NATSConfig.StartWait (default 2m) and saying so every ten seconds: a
+// cluster that is slow to start or to elect its leaders is waited for.
+func connectNATS(cfg *Config, url, name, token string, log *slog.Logger) (*natsrv.Conn, error) {
+	wait := cfg.NATS.StartWait
+	if wait <= 0 {
+		wait = 2 * time.Minute
+	}
+	deadline := time.Now().Add(wait)
+	for {
+		conn, err := natsrv.Connect(context.Background(), url, natsrv.ConnectOptions{Name: name, Token: token,
+			Timeout: min(10*time.Second, time.Until(deadline))})
+		if err == nil || time.Now().After(deadline) || strings.Contains(err.Error(), "refused the connection") {
+			if err != nil {
+				err = fmt.Errorf("%w (waited %v; --nats-wait waits longer)", err, wait)
+			}
+			return conn, err
+		}
+		log.Warn("zealgo: waiting for NATS", "server", redactNATS(url), "err", err, "until", deadline.Format(time.TimeOnly))
+	}
+}
+
+// replicas is NATSConfig.Replicas, else the cluster's choice: 3 on a
+// cluster of three or more (a node of the embedded cluster counts its
+// routes), else 1.
+func replicas(cfg *Config, conn *natsrv.Conn) int {
+	if n := cfg.NATS.Replicas; n > 0 {
+		return n
+	}
+	if cfg.NATS.Cluster != "" && natsMode(cfg) == NATSEmbedded && len(cfg.NATS.Routes)+1 >= 3 {
+		return 3
+	}
+	return conn.Replicas(0, 3*time.Second)
+}
+
+// embeddedConfig is the configuration of the embedded server: its data
+// under <DataDir>/nats, a node of NATSConfig.Cluster when set.
+func embeddedConfig(cfg *Config, token string, log *slog.Logger) (natsrv.Config, error) {
+	c := natsrv.Config{DataDir: filepath.Join(cfg.DataDir, "nats"), Token: token, Logger: log, Sync: cfg.NATS.Sync,
+		Cluster: natsrv.ClusterConfig{Name: cfg.NATS.Cluster, Listen: cfg.NATS.ClusterAddr, Routes: cfg.NATS.Routes}}
+	if c.Cluster.Name != "" {
+		instance, err := instanceName(cfg)
+		if err != nil {
+			return c, err
+		}
+		c.Name = "zealgo-" + instance // unique in the cluster
+	}
+	return c, nil
 }
 
 // usesEmbeddedNATS reports whether something would use the embedded
@@ -157,12 +262,16 @@ func (st *natsState) embed(cfg *Config, log *slog.Logger) error {
 		return nil
 	}
 	st.token = rand.Text()
-	srv, err := natsrv.Start(natsrv.Config{DataDir: filepath.Join(cfg.DataDir, "nats"), Token: st.token, Logger: log})
+	nc, err := embeddedConfig(cfg, st.token, log)
+	if err != nil {
+		return err
+	}
+	srv, err := natsrv.Start(nc)
 	if err != nil {
 		return err
 	}
 	st.srv, st.url = srv, srv.URL()
-	return nil
+	return writeClientFile(cfg.DataDir, tokenURL(st.url, st.token))
 }
 
 // superviseNATS runs the embedded server in serve's supervisor, when the
@@ -180,7 +289,11 @@ func superviseNATS(cfg *Config, prepare func() (*slog.Logger, error)) (*natsrv.S
 		return nil, nil, err
 	}
 	token := rand.Text()
-	srv, err := natsrv.Start(natsrv.Config{DataDir: filepath.Join(cfg.DataDir, "nats"), Token: token, Logger: log})
+	nc, err := embeddedConfig(cfg, token, log)
+	if err != nil {
+		return nil, nil, err
+	}
+	srv, err := natsrv.Start(nc)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -190,6 +303,10 @@ func superviseNATS(cfg *Config, prepare func() (*slog.Logger, error)) (*natsrv.S
 		return nil, nil, fmt.Errorf("zealgo: nats: %w", err)
 	}
 	u.User = url.User(token)
+	if err := writeClientFile(cfg.DataDir, u.String()); err != nil {
+		srv.Shutdown()
+		return nil, nil, err
+	}
 	return srv, []string{supervisorNATSEnv + "=" + u.String()}, nil
 }
 
@@ -273,6 +390,30 @@ func writeInstanceName(path string) error {
 		err = cerr
 	}
 	return err
+}
+
+// clientFile is where the embedded server's client URL, with its token,
+// is kept while it runs (<data>/nats/client.url, readable by the owner
+// alone): zealgo tasks finds the server there.
+func clientFile(dataDir string) string { return filepath.Join(dataDir, "nats", "client.url") }
+
+// writeClientFile records the embedded server's URL and token for zealgo
+// tasks.
+func writeClientFile(dataDir, url string) error {
+	if err := os.WriteFile(clientFile(dataDir), []byte(url+"\n"), 0o600); err != nil {
+		return fmt.Errorf("zealgo: nats: %w", err)
+	}
+	return nil
+}
+
+// tokenURL returns raw with token as its user.
+func tokenURL(raw, token string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return raw
+	}
+	u.User = url.User(token)
+	return u.String()
 }
 
 // redactNATS hides the token or password of NATS URLs, for messages.

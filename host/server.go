@@ -15,6 +15,12 @@ var ErrNoTaskWorkers = errors.New("zealgo: no task workers")
 type Task struct {
 	Handler string
 	Args    []any
+	// Key, when set, is the task's idempotency key (on NATS JetStream):
+	// a second dispatch with the same key within two minutes, such as a
+	// client's retry after a lost answer, is dropped and returns the
+	// first one's id while it waits in the queue, else ErrTaskDuplicate.
+	// A dispatch whose answer NATS lost is retried with the same key.
+	Key string
 }
 
 // Server is the running server handle (the spec's $server), reached

@@ -170,7 +170,7 @@ func (a *sessionEngine) natsSessions(cfg SessionConfig) (sessionstore.Backend, b
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	s, err := natskv.OpenSessions(ctx, a.nats.conn.JS, natskv.SessionConfig{MaxTTL: max(cfg.MaxAge, 30*24*time.Hour)})
+	s, err := natskv.OpenSessions(ctx, a.nats.conn.JS, natskv.SessionConfig{MaxTTL: max(cfg.MaxAge, 30*24*time.Hour), Replicas: a.nats.replicas})
 	if err != nil {
 		return nil, false, err
 	}

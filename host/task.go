@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/zealgo/zealgo/internal/jstask"
 	"github.com/zealgo/zealgo/internal/taskpool"
 	"github.com/zealgo/zealgo/internal/taskproto"
 )
@@ -43,6 +44,15 @@ var (
 	// NATSConfig.MaxDeliver times without finishing: its workers died or
 	// stalled each time.
 	ErrTaskDeliveries = errors.New("zealgo: task delivered too many times")
+	// ErrTaskTimeout: on NATS JetStream, the task ran past its time
+	// limit (TaskLimits.Timeout) on its last attempt.
+	ErrTaskTimeout = errors.New("zealgo: task ran past its time limit")
+	// ErrTaskQueueFull is returned by Server.Task when the queue on NATS
+	// holds TaskLimits.MaxQueued tasks.
+	ErrTaskQueueFull = errors.New("zealgo: the task queue is full")
+	// ErrTaskDuplicate is returned by Server.Task for a Task whose Key
+	// was dispatched already and that no longer waits in the queue.
+	ErrTaskDuplicate = errors.New("zealgo: a task with this key was dispatched already")
 )
 
 // TaskError is the error a finish callback receives for a task that did
@@ -71,7 +81,7 @@ var taskFailKinds = map[string]error{
 	taskproto.FailError: ErrTaskFailed, taskproto.FailPanic: ErrTaskPanicked, taskproto.FailArgs: ErrTaskArgs,
 	taskproto.FailLoad: ErrTaskLoad, taskproto.FailResult: ErrTaskResult,
 	taskproto.FailExited: ErrWorkerExited, taskproto.FailShutdown: ErrTaskShutdown,
-	taskproto.FailDeliveries: ErrTaskDeliveries,
+	taskproto.FailDeliveries: ErrTaskDeliveries, jstask.KindTimeout: ErrTaskTimeout,
 }
 
 // taskError is the TaskError of a failed outcome.
@@ -143,14 +153,15 @@ const queueConcurrency = 64
 // is reached with, and get three quarters of the shutdown timeout to
 // finish their running tasks.
 func jetStreamConfig(cfg *Config, nats *natsState, pc taskpool.Config) taskpool.JetStreamConfig {
-	conc := 1
+	conc, lim := 1, cfg.NATS.Tasks
 	if cfg.TaskEnableCoroutine {
 		conc = queueConcurrency
 	}
 	return taskpool.JetStreamConfig{Pool: pc, JS: nats.conn.JS, MaxPayload: nats.conn.NC.MaxPayload(),
 		Instance: nats.instance, Queue: taskproto.QueueConfig{URL: nats.url, Token: nats.token,
 			AckWait: cfg.NATS.AckWait, MaxDeliver: cfg.NATS.MaxDeliver, Concurrency: conc,
-			Grace: cfg.ShutdownTimeout * 3 / 4}}
+			Grace: cfg.ShutdownTimeout * 3 / 4, Replicas: nats.replicas, Attempts: lim.Attempts, Backoff: lim.Backoff,
+			Timeout: lim.Timeout, MaxQueued: lim.MaxQueued, MaxInFlight: lim.MaxInFlight}}
 }
 
 // ready is the readiness probe of the local worker pool: ready while a
@@ -204,11 +215,22 @@ func (tk *tasks) dispatch(ctx context.Context, workers int, t Task) (int64, erro
 	if st, _ := ctx.Value(stateKey{}).(*reqState); st != nil {
 		meta = map[string]string{taskpool.MetaRequestID: st.id}
 	}
+	if t.Key != "" {
+		if meta == nil {
+			meta = map[string]string{}
+		}
+		meta[taskpool.MetaKey] = t.Key
+	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), dispatchTimeout)
 	defer cancel()
 	id, err := tk.engine.DispatchObserved(ctx, t.Handler, args, meta, tk.dispatching(ctx)) // metrics and trace (task_ops.go)
-	if errors.Is(err, taskpool.ErrStopped) {
+	switch {
+	case errors.Is(err, taskpool.ErrStopped):
 		return 0, ErrTasksStopped
+	case errors.Is(err, jstask.ErrQueueFull):
+		return 0, fmt.Errorf("%w: %w", ErrTaskQueueFull, err)
+	case errors.Is(err, jstask.ErrDuplicate):
+		return 0, fmt.Errorf("%w: %w", ErrTaskDuplicate, err)
 	}
 	return id, err
 }

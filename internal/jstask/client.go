@@ -58,7 +58,7 @@ func Open(ctx context.Context, js jetstream.JetStream, cfg Config, instance stri
 	if !tokenRE.MatchString(instance) {
 		return nil, fmt.Errorf("zealgo: jstask: instance name %q: want 1 to 64 letters, digits, '_' or '-'", instance)
 	}
-	if err := ensureStreams(ctx, js, cfg); err != nil {
+	if err := setupStreams(ctx, js, cfg); err != nil {
 		return nil, err
 	}
 	c := &Client{js: js, cfg: cfg, n: cfg.names(), instance: instance, finish: finish}
@@ -105,14 +105,18 @@ func (c *Client) consumeErr(_ jetstream.ConsumeContext, err error) {
 	}
 }
 
-// restartResults sets the streams and the results consumer up again and
+// restartResults sets the results consumer up again, once the streams
+// are there (a lost stream is logged with what to do, not created), and
 // replaces the reading of results, retrying until it works or the
 // client is closed.
 func (c *Client) restartResults() {
 	defer c.restarting.Store(false)
 	for {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		err := ensureStreams(ctx, c.js, c.cfg)
+		err := checkStreams(ctx, c.js, c.cfg)
+		if errors.Is(err, ErrStreamLost) {
+			c.cfg.Logger.Error(err.Error(), "instance", c.instance)
+		}
 		var cc jetstream.ConsumeContext
 		if err == nil {
 			cc, err = c.readResults(ctx)
@@ -137,7 +141,7 @@ func (c *Client) restartResults() {
 		}
 		c.cmu.Unlock()
 		c.cfg.Logger.Debug("zealgo: jstask: restart reading results", "instance", c.instance, "err", err)
-		time.Sleep(250 * time.Millisecond)
+		time.Sleep(time.Second)
 	}
 }
 
@@ -166,8 +170,11 @@ func (c *Client) NextID(ctx context.Context) (int64, error) {
 
 // Dispatch publishes t, with a new id from NextID when t.ID is 0, and
 // returns its id once JetStream has stored it. A second dispatch of the
-// same id within Config.DuplicateWindow is dropped (and returns nil), so
-// that a dispatch whose answer was lost can be retried.
+// same id, or of the same Key, within Config.DuplicateWindow is dropped:
+// it returns the first one's id while that one is queued, else
+// ErrDuplicate. A transient failure (a cluster electing a new leader) is
+// retried with the same de-duplication id until ctx is done, so that no
+// retry makes a second task. A full queue is ErrQueueFull.
 func (c *Client) Dispatch(ctx context.Context, t Task) (int64, error) {
 	if t.Handler == "" || strings.ContainsAny(t.Handler, "\r\n") {
 		return 0, fmt.Errorf("zealgo: jstask: task handler %q: want a name on one line", t.Handler)
@@ -191,20 +198,82 @@ func (c *Client) Dispatch(ctx context.Context, t Task) (int64, error) {
 	msg.Header.Set(hdrID, id)
 	msg.Header.Set(hdrInstance, c.instance)
 	msg.Header.Set(hdrHandler, t.Handler)
-	if _, err := c.publish(ctx, msg, jetstream.WithMsgID(id), jetstream.WithExpectStream(c.n.tasks)); err != nil {
+	msgID := id
+	if t.Key != "" {
+		msgID = "key:" + t.Key
+	}
+	ack, err := c.publish(ctx, msg, jetstream.WithMsgID(msgID), jetstream.WithExpectStream(c.n.tasks))
+	switch {
+	case err != nil && strings.Contains(err.Error(), "maximum messages"):
+		return 0, fmt.Errorf("%w (%d tasks wait): task %s not dispatched; add workers or raise the bound", ErrQueueFull, c.cfg.MaxQueued, t.Handler)
+	case err != nil:
 		return 0, fmt.Errorf("zealgo: jstask: dispatch %s (id %d): %w", t.Handler, t.ID, err)
+	case ack.Duplicate && t.Key != "":
+		return c.original(ctx, ack.Sequence, t)
 	}
 	return t.ID, nil
 }
 
-// publish publishes msg; when no stream answers (the server lost its
-// data), it creates the streams and tries once more.
-func (c *Client) publish(ctx context.Context, msg *nats.Msg, opts ...jetstream.PublishOpt) (*jetstream.PubAck, error) {
-	ack, err := c.js.PublishMsg(ctx, msg, opts...)
-	if errors.Is(err, jetstream.ErrNoStreamResponse) && ensureStreams(ctx, c.js, c.cfg) == nil {
-		ack, err = c.js.PublishMsg(ctx, msg, opts...)
+// original returns the id of the queued task at seq, which a dispatch of
+// t with the same key duplicated, or ErrDuplicate when it is gone.
+func (c *Client) original(ctx context.Context, seq uint64, t Task) (int64, error) {
+	for {
+		actx, cancel := context.WithTimeout(ctx, time.Second)
+		st, err := c.js.Stream(actx, c.n.tasks)
+		var m *jetstream.RawStreamMsg
+		if err == nil {
+			m, err = st.GetMsg(actx, seq)
+		}
+		cancel()
+		switch {
+		case err == nil:
+			if id, perr := strconv.ParseInt(m.Header.Get(hdrID), 10, 64); perr == nil {
+				return id, nil
+			}
+			return 0, fmt.Errorf("%w: task %s with key %q", ErrDuplicate, t.Handler, t.Key)
+		case errors.Is(err, jetstream.ErrMsgNotFound):
+			return 0, fmt.Errorf("%w: task %s with key %q", ErrDuplicate, t.Handler, t.Key)
+		case ctx.Err() != nil:
+			return 0, fmt.Errorf("zealgo: jstask: dispatch %s with key %q: a first dispatch is recorded but cannot be read: %w", t.Handler, t.Key, err)
+		}
 	}
-	return ack, err
+}
+
+// publish publishes msg, retrying a transient failure (no answer, no
+// stream leader yet) until ctx is done. A stream that is gone is
+// ErrStreamLost; it is not created again.
+func (c *Client) publish(ctx context.Context, msg *nats.Msg, opts ...jetstream.PublishOpt) (*jetstream.PubAck, error) {
+	for pause := 20 * time.Millisecond; ; pause = min(2*pause, 500*time.Millisecond) {
+		actx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		ack, err := c.js.PublishMsg(actx, msg, opts...)
+		cancel()
+		if err == nil || !transient(err) {
+			return ack, err
+		}
+		if errors.Is(err, jetstream.ErrNoStreamResponse) {
+			if lost := checkStreams(ctx, c.js, c.cfg); errors.Is(lost, ErrStreamLost) {
+				return nil, lost
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return nil, err
+		case <-time.After(pause):
+		}
+	}
+}
+
+// transient reports whether a publish may work when tried again: no
+// answer in time, no responders, or a stream between leaders.
+func transient(err error) bool {
+	var apiErr *jetstream.APIError
+	if errors.As(err, &apiErr) {
+		// 503 but 10077: the stream refused to store (a full queue).
+		return apiErr.Code == 503 && apiErr.ErrorCode != 10077
+	}
+	return errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrTimeout) ||
+		errors.Is(err, jetstream.ErrNoStreamResponse) || errors.Is(err, nats.ErrNoResponders) ||
+		errors.Is(err, nats.ErrConnectionReconnecting) || errors.Is(err, nats.ErrDisconnected)
 }
 
 // Close stops reading results and returns once the finish call under
@@ -229,9 +298,9 @@ func (c *Client) onResult(m jetstream.Msg) {
 		c.call(id, handler, result, ferr)
 	}
 	c.mu.Unlock()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if err := m.DoubleAck(ctx); err != nil {
+	// A plain ack: one lost (the process died meanwhile) hands the
+	// result over again, once, which seen or the restart absorbs.
+	if err := m.Ack(); err != nil {
 		c.cfg.Logger.Warn("zealgo: jstask: acknowledge result", "subject", m.Subject(), "err", err)
 	}
 }

@@ -14,7 +14,9 @@ import (
 
 // handle runs one delivered task and records its end. The message is
 // acknowledged only once the result is stored; a worker that dies before
-// leaves it to be delivered again.
+// leaves it to be delivered again. A failure with attempts left goes back
+// to the queue after its backoff; a task given up goes to the dead
+// letters too.
 func (w *Worker) handle(ctx context.Context, m jetstream.Msg, run Runner) {
 	meta, err := m.Metadata()
 	if err != nil {
@@ -26,36 +28,157 @@ func (w *Worker) handle(ctx context.Context, m jetstream.Msg, run Runner) {
 	t, err := decodeTask(m)
 	switch {
 	case err != nil:
-		w.record(m, t, nil, &TaskError{Kind: KindBadTask, Msg: err.Error()}, n)
+		w.giveUp(m, t, &TaskError{Kind: KindBadTask, Msg: err.Error()}, n)
 		return
-	case n > w.cfg.MaxDeliver:
+	case n > 10*max(w.cfg.MaxDeliver, w.policy(t).attempts)+100: // a bound of last resort; handleAlone counts runs
 		msg := fmt.Sprintf("given up after %d deliveries: its workers died or stalled", n-1)
-		w.record(m, t, nil, &TaskError{Kind: KindDeliveries, Msg: msg}, n-1)
+		w.giveUp(m, t, &TaskError{Kind: KindDeliveries, Msg: msg}, n-1)
 		return
 	case n > 1 && w.recorded(t):
 		w.ack(m) // an earlier run stored its result but was not acknowledged
 		return
 	}
+	p := w.policy(t)
 	w.track(m)
 	defer w.untrack(m)
-	stop := w.keepAlive(m)
-	result, err := w.runTask(ctx, t, n, run)
-	if err != nil && ctx.Err() != nil {
-		stop()
-		_ = m.Nak() // cut short by the shutdown: to another worker
-		return
-	}
-	w.record(m, t, result, err, n)
+	stop := w.keepAlive(m, p.timeout)
+	result, err, overran := w.runTask(ctx, t, n, run, p.timeout)
 	stop()
+	switch {
+	case err != nil && ctx.Err() != nil && !overran:
+		_ = m.Nak() // cut short by the shutdown: to another worker
+	case err != nil && n < p.attempts && retryable(err):
+		w.cfg.Logger.Info("zealgo: jstask: task failed; it runs again", "id", t.ID, "task", t.Handler, "attempt", n, "err", err)
+		w.markRetry(t.ID, n)
+		_ = m.NakWithDelay(min(p.backoff<<min(n-1, 6), time.Hour))
+	case err != nil:
+		w.giveUp(m, t, err, n)
+	default:
+		w.record(m, t, result, nil, n)
+	}
+	if overran {
+		w.recycle(m)
+	}
 }
 
-// runTask calls the runner, turning a panic into a TaskError.
-func (w *Worker) runTask(ctx context.Context, t Task, n int, run Runner) (res json.RawMessage, err error) {
-	if w.cfg.MaxRunTime > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, w.cfg.MaxRunTime)
-		defer cancel()
+// handleAlone handles a task delivered again, which runs alone in its
+// worker: its runs alone are counted (a task that killed its worker or
+// stalled was delivered again), and one beyond MaxDeliver (or its
+// attempts) is given up. A task that killed its worker along with others
+// costs them no run: the others' deliveries are not counted.
+func (w *Worker) handleAlone(ctx context.Context, m jetstream.Msg, run Runner) {
+	t, err := decodeTask(m)
+	if err != nil {
+		w.handle(ctx, m, run)
+		return
 	}
+	key := strconv.FormatInt(t.ID, 10)
+	count := 0
+	gctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	if e, err := w.runs.Get(gctx, key); err == nil {
+		count, _ = strconv.Atoi(string(e.Value()))
+	}
+	if count >= max(w.cfg.MaxDeliver-1, w.policy(t).attempts) && !w.recorded(t) {
+		// The runs that did not finish: the first, and those alone.
+		msg := fmt.Sprintf("given up after %d deliveries: its workers died or stalled", count+1)
+		w.giveUp(m, t, &TaskError{Kind: KindDeliveries, Msg: msg}, count+1)
+		return
+	}
+	if _, err := w.runs.Put(gctx, key, []byte(strconv.Itoa(count+1))); err != nil {
+		w.cfg.Logger.Debug("zealgo: jstask: count a run alone", "id", t.ID, "err", err)
+	}
+	w.handle(ctx, m, run)
+}
+
+// policy is how one task runs: its attempts, backoff and time limit.
+type policy struct {
+	attempts         int
+	backoff, timeout time.Duration
+}
+
+// policy returns t's own settings, else the worker's.
+func (w *Worker) policy(t Task) policy {
+	p := policy{attempts: w.cfg.Attempts, backoff: w.cfg.Backoff, timeout: w.cfg.Timeout}
+	if p.timeout <= 0 {
+		p.timeout = w.cfg.MaxRunTime
+	}
+	if t.Attempts > 0 {
+		p.attempts = t.Attempts
+	}
+	if t.Backoff > 0 {
+		p.backoff = t.Backoff
+	}
+	if t.Timeout > 0 {
+		p.timeout = t.Timeout
+	}
+	return p
+}
+
+// retryable reports whether a failure may go away on another run: an
+// error, a panic or a time limit, not arguments or a file that do not fit.
+func retryable(err error) bool {
+	var te *TaskError
+	if !errors.As(err, &te) {
+		return true
+	}
+	switch te.Kind {
+	case "", KindError, KindPanic, KindTimeout:
+		return true
+	}
+	return false
+}
+
+// recycle gives the other running tasks back to the queue and ends the
+// worker (WorkerConfig.Recycle), once.
+func (w *Worker) recycle(keep jetstream.Msg) {
+	w.recycled.Do(func() {
+		w.mu.Lock()
+		for m := range w.inflight {
+			if m != keep {
+				_ = m.Nak()
+			}
+		}
+		w.mu.Unlock()
+		w.cfg.Logger.Warn("zealgo: jstask: a task ran past its time limit; the worker is recycled")
+		w.cfg.Recycle()
+	})
+}
+
+// runTask calls the runner, turning a panic into a TaskError, within the
+// time limit: past it the task's context is cancelled, and a task that
+// has not returned a second later is left running (overran) and reported
+// as KindTimeout.
+func (w *Worker) runTask(ctx context.Context, t Task, n int, run Runner, limit time.Duration) (json.RawMessage, error, bool) {
+	if limit <= 0 {
+		res, err := call(ctx, t, n, run)
+		return res, err, false
+	}
+	tctx, cancel := context.WithTimeout(ctx, limit)
+	defer cancel()
+	type answer struct {
+		res json.RawMessage
+		err error
+	}
+	done := make(chan answer, 1)
+	go func() {
+		res, err := call(tctx, t, n, run)
+		done <- answer{res, err}
+	}()
+	timeout := &TaskError{Kind: KindTimeout, Msg: fmt.Sprintf("the task ran past its time limit of %v", limit)}
+	select {
+	case a := <-done:
+		if a.err != nil && errors.Is(tctx.Err(), context.DeadlineExceeded) && ctx.Err() == nil {
+			return nil, timeout, false
+		}
+		return a.res, a.err, false
+	case <-time.After(limit + time.Second):
+		return nil, timeout, true
+	}
+}
+
+// call calls the runner, turning a panic into a TaskError.
+func call(ctx context.Context, t Task, n int, run Runner) (res json.RawMessage, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			res, err = nil, &TaskError{Kind: KindPanic, Msg: fmt.Sprint(p)}
@@ -65,23 +188,23 @@ func (w *Worker) runTask(ctx context.Context, t Task, n int, run Runner) (res js
 }
 
 // keepAlive renews the message's acknowledgement deadline every third of
-// AckWait until stop is called, or until MaxRunTime has passed.
-func (w *Worker) keepAlive(m jetstream.Msg) (stop func()) {
+// AckWait until stop is called, or until limit (if any) has passed.
+func (w *Worker) keepAlive(m jetstream.Msg, limit time.Duration) (stop func()) {
 	done := make(chan struct{})
 	exited := make(chan struct{})
 	go func() {
 		defer close(exited)
 		tick := time.NewTicker(w.cfg.AckWait / 3)
 		defer tick.Stop()
-		var limit <-chan time.Time
-		if w.cfg.MaxRunTime > 0 {
-			limit = time.After(w.cfg.MaxRunTime)
+		var end <-chan time.Time
+		if limit > 0 {
+			end = time.After(limit)
 		}
 		for {
 			select {
 			case <-done:
 				return
-			case <-limit:
+			case <-end:
 				return
 			case <-tick.C:
 				if err := m.InProgress(); err != nil {
@@ -94,6 +217,15 @@ func (w *Worker) keepAlive(m jetstream.Msg) (stop func()) {
 		close(done)
 		<-exited
 	}
+}
+
+// giveUp puts the task into the dead letters, with its failure, then
+// records the failure for its dispatcher and acknowledges it.
+func (w *Worker) giveUp(m jetstream.Msg, t Task, runErr error, n int) {
+	if t.Instance != "" {
+		w.bury(m, t, runErr, n)
+	}
+	w.record(m, t, nil, runErr, n)
 }
 
 // record stores the end of the task in its dispatcher's results, then

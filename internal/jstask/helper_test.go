@@ -135,10 +135,17 @@ func testRunner(mark string) Runner {
 			return json.Marshal(map[string]any{"deliveries": n, "pid": os.Getpid(), "peak": peak.Load()})
 		case "/task/fail":
 			return nil, errors.New("boom")
+		case "/task/flaky": // fails on its first run
+			if n == 1 {
+				return nil, errors.New("flaky")
+			}
+			return json.Marshal(map[string]any{"deliveries": n})
 		case "/task/panic":
 			panic("kaboom")
 		case "/task/crash":
 			os.Exit(3)
+		case "/task/stuck": // ignores its context
+			time.Sleep(time.Hour)
 		case "/task/big":
 			return json.Marshal(strings.Repeat("x", 9<<20))
 		}

@@ -2,10 +2,12 @@
 // server instances that dispatch them and the worker processes that run
 // them, on one machine or many.
 //
-// Three streams, named after Config.Prefix (default "zealgo"):
+// Four streams, named after Config.Prefix (default "zealgo"), with
+// Config.Replicas copies each (3 on a cluster of three servers or more):
 //
-//	ZEALGO_TASKS    subject zealgo.tasks; a work queue. Dispatch publishes
-//	                each task with its id as de-duplication id (Nats-Msg-Id);
+//	ZEALGO_TASKS    subject zealgo.tasks; a work queue of at most
+//	                Config.MaxQueued tasks. Dispatch publishes each task
+//	                with its id, or its Key, as de-duplication id (Nats-Msg-Id);
 //	                workers pull it through the durable consumer "workers"
 //	                and acknowledge it only once its result is recorded.
 //	ZEALGO_RESULTS  subjects zealgo.results.<instance>.<id>; one message per
@@ -15,12 +17,23 @@
 //	                an instance that is down.
 //	ZEALGO_IDS      subject zealgo.ids; its sequence hands out blocks of
 //	                task ids, unique across instances and restarts.
+//	ZEALGO_DEAD     subjects zealgo.dead.<id>: the tasks given up (their
+//	                attempts failed, or their workers died MaxDeliver
+//	                times), kept for Config.DeadRetention, to list, retry
+//	                or purge (dead.go).
+//
+// The streams are created at start (Open, NewWorker) or updated to the
+// Config; a stream lost while running is never created again behind the
+// user's back: dispatch fails with ErrStreamLost, which says what to do.
 //
 // A worker that dies mid-task leaves the task unacknowledged: JetStream
 // delivers it again after Config.AckWait, and the runner sees the number
 // of the delivery. A running task's acknowledgement deadline is renewed
 // (InProgress) while it runs. A delivery beyond Config.MaxDeliver is not
-// run: it finishes the task as failed (ErrMaxDeliver).
+// run: it finishes the task as failed (ErrMaxDeliver). A task delivered
+// again runs alone in its worker, so that a task that kills its worker
+// takes no other task with it the next time. A task that fails is run
+// again after Config.Backoff, up to Config.Attempts runs.
 package jstask
 
 import (
@@ -51,6 +64,15 @@ type Task struct {
 	Instance string `json:"instance"`
 	// Dispatched is when Dispatch published the task; set by Dispatch.
 	Dispatched time.Time `json:"dispatched"`
+	// Key, when set, is the task's idempotency key: a second dispatch
+	// with the same key within Config.DuplicateWindow is dropped, and
+	// Dispatch returns the first one's id.
+	Key string `json:"key,omitempty"`
+	// Attempts, Backoff and Timeout override Config's for this task
+	// when set.
+	Attempts int           `json:"attempts,omitempty"`
+	Backoff  time.Duration `json:"backoff,omitempty"`
+	Timeout  time.Duration `json:"timeout,omitempty"`
 }
 
 // The kinds of failure a TaskError reports. A runner may return a
@@ -67,7 +89,23 @@ const (
 	KindDeliveries = "deliveries"
 	// KindBadTask: the task message could not be decoded.
 	KindBadTask = "task"
+	// KindTimeout: the task ran past its time limit (Config.Timeout,
+	// Task.Timeout).
+	KindTimeout = "timeout"
 )
+
+// ErrQueueFull is returned by Dispatch when the queue holds
+// Config.MaxQueued tasks.
+var ErrQueueFull = errors.New("zealgo: the task queue is full")
+
+// ErrStreamLost is returned when a stream zealgo created is gone from the
+// server (it lost its data, or someone deleted it).
+var ErrStreamLost = errors.New("zealgo: a task stream is gone")
+
+// ErrDuplicate is returned by Dispatch for a task whose Key was
+// dispatched already and whose first dispatch is no longer queued (it
+// ran, or runs).
+var ErrDuplicate = errors.New("zealgo: a task with this key was dispatched already")
 
 // ErrMaxDeliver matches (errors.Is) the TaskError of a task given up
 // after Config.MaxDeliver deliveries.
@@ -118,8 +156,28 @@ type Config struct {
 	// default 30s.
 	ResultAckWait time.Duration
 	// Replicas is the number of copies of each stream in a cluster;
-	// default 1.
+	// default 1 (see natsrv.Conn.Replicas for the cluster's choice).
 	Replicas int
+	// Attempts is how many times a task that fails (returns an error,
+	// panics or runs past its time limit) runs before it is given up;
+	// default 1 (no retry). Task.Attempts overrides it.
+	Attempts int
+	// Backoff is the pause before a failed task runs again, doubled at
+	// each further attempt (at most 64 times it); default 1s.
+	Backoff time.Duration
+	// Timeout bounds one run of a task: its context is cancelled then,
+	// and a task that still runs a second later makes its worker
+	// recycle itself (WorkerConfig.Recycle). Default 0: no bound.
+	Timeout time.Duration
+	// MaxQueued bounds the tasks waiting in the queue: a dispatch beyond
+	// it fails with ErrQueueFull. Default 1,000,000.
+	MaxQueued int
+	// MaxInFlight bounds the tasks delivered to workers and not yet
+	// acknowledged, across all workers; default 1,000.
+	MaxInFlight int
+	// DeadRetention is how long a given-up task stays in the dead-letter
+	// stream; default 7 days.
+	DeadRetention time.Duration
 	// Logger receives what goes wrong outside a task; default
 	// slog.Default().
 	Logger *slog.Logger
@@ -127,8 +185,10 @@ type Config struct {
 
 // names are the streams, subjects and consumers of a Config.
 type names struct {
-	tasks, results, ids       string // streams
+	tasks, results, ids, dead string // streams
 	taskSubj, idSubj, resPref string // subjects; resPref + "<instance>.<id>"
+	deadPref                  string // deadPref + "<id>"
+	runs                      string // the key-value bucket of runs alone
 	workers                   string // the workers' durable consumer
 }
 
@@ -157,6 +217,17 @@ func (c Config) withDefaults() (Config, error) {
 	if c.Replicas <= 0 {
 		c.Replicas = 1
 	}
+	if c.Attempts <= 0 {
+		c.Attempts = 1
+	}
+	def(&c.Backoff, time.Second)
+	def(&c.DeadRetention, 7*24*time.Hour)
+	if c.MaxQueued <= 0 {
+		c.MaxQueued = 1_000_000
+	}
+	if c.MaxInFlight <= 0 {
+		c.MaxInFlight = 1000
+	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()
 	}
@@ -170,6 +241,9 @@ func (c Config) names() names {
 		tasks:    up + "_TASKS",
 		results:  up + "_RESULTS",
 		ids:      up + "_IDS",
+		dead:     up + "_DEAD",
+		deadPref: c.Prefix + ".dead.",
+		runs:     c.Prefix + "_task_runs",
 		taskSubj: c.Prefix + ".tasks",
 		idSubj:   c.Prefix + ".ids",
 		resPref:  c.Prefix + ".results.",
@@ -184,4 +258,5 @@ const (
 	hdrHandler    = "Zealgo-Task-Handler"
 	hdrKind       = "Zealgo-Task-Fail"
 	hdrDeliveries = "Zealgo-Task-Deliveries"
+	hdrMsg        = "Zealgo-Task-Error"
 )

@@ -3,11 +3,14 @@ package jstask
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/zealgo/zealgo/internal/testutil"
 )
@@ -120,10 +123,11 @@ func TestThousandTasksWithAWorkerKilledMidLoad(t *testing.T) {
 	o.once(t, ids...)
 }
 
-// TestServerThatLostItsDataIsSetUpAgain: the server comes back with an
-// empty data directory (its streams are gone); dispatchers and workers
-// create them again and go on.
-func TestServerThatLostItsDataIsSetUpAgain(t *testing.T) {
+// TestServerThatLostItsDataIsNotSilentlySetUpAgain: the server comes
+// back with an empty data directory (its streams are gone); a dispatch
+// fails with ErrStreamLost saying what to do, and creates nothing; a
+// restart (Open) creates the streams again, with ids beyond the lost ones.
+func TestServerThatLostItsDataIsNotSilentlySetUpAgain(t *testing.T) {
 	addr := testutil.FreeAddr(t)
 	port := addr[strings.LastIndexByte(addr, ':')+1:]
 	srv := startProc(t, "server", "JSTASK_DIR="+t.TempDir(), "JSTASK_PORT="+port)
@@ -135,17 +139,25 @@ func TestServerThatLostItsDataIsSetUpAgain(t *testing.T) {
 	o.wait(t, 10*time.Second, first)
 	srv.kill()
 	startProc(t, "server", "JSTASK_DIR="+t.TempDir(), "JSTASK_PORT="+port)
-	var second int64
-	testutil.WaitFor(t, 10*time.Second, "a dispatch after the restart", func() bool {
-		id, err := c.Dispatch(context.Background(), Task{Handler: "/task/echo", Args: json.RawMessage(`[2]`)})
-		second = id
-		return err == nil
+	var err error
+	testutil.WaitFor(t, 10*time.Second, "a dispatch to fail with ErrStreamLost", func() bool {
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+		defer cancel()
+		_, err = c.Dispatch(ctx, Task{Handler: "/task/echo", Args: json.RawMessage(`[2]`)})
+		return errors.Is(err, ErrStreamLost)
 	})
-	other, _ := f.client("b")
-	if id, err := other.NextID(context.Background()); err != nil || id <= first {
-		t.Errorf("a new block after the data loss starts at %d (%v), want more than %d", id, err, first)
+	if !strings.Contains(err.Error(), "restart zealgo") {
+		t.Errorf("the error says not what to do: %v", err)
 	}
-	got := o.wait(t, 20*time.Second, second)
+	if _, err := f.conn.JS.Stream(context.Background(), "ZEALGO_TASKS"); !errors.Is(err, jetstream.ErrStreamNotFound) {
+		t.Fatalf("the task stream was created again behind the user's back: %v", err)
+	}
+	c2, o2 := f.client("a2") // a restart
+	second := dispatch(t, c2, "/task/echo", `[2]`)
+	if second <= first {
+		t.Errorf("a new block after the data loss starts at %d, want more than %d", second, first)
+	}
+	got := o2.wait(t, 20*time.Second, second)
 	if got[second].err != nil {
 		t.Fatal(got[second].err)
 	}

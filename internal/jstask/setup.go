@@ -9,20 +9,20 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 )
 
-// ensureStreams creates the three streams, or updates them to c.
-func ensureStreams(ctx context.Context, js jetstream.JetStream, c Config) error {
+// streamConfigs are the task, result and dead-letter streams of c.
+func streamConfigs(c Config) []jetstream.StreamConfig {
 	n := c.names()
-	dup := c.DuplicateWindow
-	if dup > c.ResultRetention {
-		dup = c.ResultRetention
-	}
-	streams := []jetstream.StreamConfig{{
+	dup := min(c.DuplicateWindow, c.ResultRetention)
+	return []jetstream.StreamConfig{{
 		Name:        n.tasks,
 		Description: "zealgo tasks waiting for a worker",
 		Subjects:    []string{n.taskSubj},
 		Retention:   jetstream.WorkQueuePolicy,
 		Storage:     jetstream.FileStorage,
 		Duplicates:  c.DuplicateWindow,
+		MaxMsgs:     int64(c.MaxQueued),
+		MaxBytes:    -1,
+		Discard:     jetstream.DiscardNew,
 		Replicas:    c.Replicas,
 	}, {
 		Name:        n.results,
@@ -39,29 +39,126 @@ func ensureStreams(ctx context.Context, js jetstream.JetStream, c Config) error 
 		MaxMsgs:              -1,
 		MaxBytes:             -1,
 		Replicas:             c.Replicas,
+	}, {
+		Name:        n.dead,
+		Description: "zealgo tasks given up: list, retry or purge them with zealgo tasks",
+		Subjects:    []string{n.deadPref + "*"},
+		Retention:   jetstream.LimitsPolicy,
+		Storage:     jetstream.FileStorage,
+		MaxAge:      c.DeadRetention,
+		Duplicates:  min(c.DuplicateWindow, c.DeadRetention),
+		MaxMsgs:     -1,
+		MaxBytes:    -1,
+		Replicas:    c.Replicas,
 	}}
-	for _, sc := range streams {
-		if _, err := js.CreateOrUpdateStream(ctx, sc); err != nil {
-			return fmt.Errorf("zealgo: jstask: stream %s: %w", sc.Name, err)
-		}
-	}
-	return ensureIDs(ctx, js, c)
 }
 
-// ensureIDs creates the ids stream when it is missing. Its sequence, the
-// block number, starts at the Unix time in milliseconds, so that a
-// stream created again (the server lost its data) does not hand out the
-// blocks of the lost one, as long as fewer than 1,000 blocks a second
-// were taken on average. The ids (block × 1024) stay below 2^53 until
-// the year 2248, exact in a JSON number read as a float.
-func ensureIDs(ctx context.Context, js jetstream.JetStream, c Config) error {
-	n := c.names()
-	_, err := js.Stream(ctx, n.ids)
-	if !errors.Is(err, jetstream.ErrStreamNotFound) {
-		if err != nil {
-			return fmt.Errorf("zealgo: jstask: stream %s: %w", n.ids, err)
+// setupStreams creates the streams, or updates them to c, at start. A
+// stream whose settings cannot be changed in place is an error that says
+// what to do; it is never deleted.
+func setupStreams(ctx context.Context, js jetstream.JetStream, c Config) error {
+	for _, sc := range streamConfigs(c) {
+		if err := setupStream(ctx, js, c, sc); err != nil {
+			return err
 		}
+	}
+	if err := setupIDs(ctx, js, c); err != nil {
+		return err
+	}
+	_, err := js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: c.names().runs,
+		Description: "zealgo: how many times each task delivered again ran alone", TTL: 24 * time.Hour,
+		Storage: jetstream.FileStorage, Replicas: c.Replicas})
+	if err != nil {
+		return fmt.Errorf("zealgo: jstask: bucket %s: %w%s", c.names().runs, err, replicaHint(err))
+	}
+	return nil
+}
+
+// setupStream creates sc, or updates the stream to it when it differs.
+func setupStream(ctx context.Context, js jetstream.JetStream, c Config, sc jetstream.StreamConfig) error {
+	st, err := js.Stream(ctx, sc.Name)
+	if errors.Is(err, jetstream.ErrStreamNotFound) {
+		if _, err = js.CreateStream(ctx, sc); err != nil && !errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
+			return fmt.Errorf("zealgo: jstask: create stream %s with %d replicas: %w%s", sc.Name, sc.Replicas, err, replicaHint(err))
+		}
+		c.Logger.Info("zealgo: jstask: stream created", "stream", sc.Name, "replicas", sc.Replicas)
 		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("zealgo: jstask: stream %s: %w", sc.Name, err)
+	}
+	old := st.CachedInfo().Config
+	if sameStream(old, sc) {
+		return nil
+	}
+	if _, err := js.UpdateStream(ctx, sc); err != nil {
+		return fmt.Errorf("zealgo: jstask: stream %s exists with settings that cannot be changed to zealgo's (%d replicas, "+
+			"%v retention): %w%s; drain it and delete it (nats stream rm %s) or give this application another prefix",
+			sc.Name, sc.Replicas, sc.Retention, err, replicaHint(err), sc.Name)
+	}
+	if old.Replicas != sc.Replicas {
+		c.Logger.Info("zealgo: jstask: stream replicas changed", "stream", sc.Name, "from", old.Replicas, "to", sc.Replicas)
+	}
+	return nil
+}
+
+// replicaHint adds what to do when the cluster has too few servers for
+// the replicas asked.
+func replicaHint(err error) string {
+	var apiErr *jetstream.APIError
+	// 10005: no suitable peers; 10023: insufficient resources; 10074:
+	// replicas on a server that is not clustered.
+	if errors.As(err, &apiErr) && (apiErr.ErrorCode == 10005 || apiErr.ErrorCode == 10023 || apiErr.ErrorCode == 10074) {
+		return " (the NATS server or cluster has fewer servers than replicas: choose fewer with --nats-replicas)"
+	}
+	return ""
+}
+
+// sameStream reports whether the stream has the settings zealgo wants.
+func sameStream(old, want jetstream.StreamConfig) bool {
+	return old.Replicas == want.Replicas && old.MaxMsgs == want.MaxMsgs && old.MaxAge == want.MaxAge &&
+		old.Duplicates == want.Duplicates && old.Discard == want.Discard && old.Retention == want.Retention &&
+		old.MaxMsgsPerSubject == want.MaxMsgsPerSubject && old.Description == want.Description &&
+		len(old.Subjects) == len(want.Subjects) && (len(old.Subjects) == 0 || old.Subjects[0] == want.Subjects[0])
+}
+
+// checkStreams reports a stream lost at run time: it is not created again,
+// since its tasks and ends are gone, and what to do is said.
+func checkStreams(ctx context.Context, js jetstream.JetStream, c Config) error {
+	n := c.names()
+	for _, name := range []string{n.tasks, n.results, n.ids} {
+		_, err := js.Stream(ctx, name)
+		if errors.Is(err, jetstream.ErrStreamNotFound) {
+			return fmt.Errorf("%w: stream %s is not on the NATS server any more (it lost its data, or it was deleted); "+
+				"the tasks or results it held are lost: restart zealgo to create it again, or restore the server's data", ErrStreamLost, name)
+		}
+		if err != nil {
+			return fmt.Errorf("zealgo: jstask: stream %s: %w", name, err)
+		}
+	}
+	return nil
+}
+
+// setupIDs creates the ids stream when it is missing, or updates its
+// replicas. Its sequence, the block number, starts at the Unix time in
+// milliseconds, so that a stream created again (the server lost its
+// data) does not hand out the blocks of the lost one, as long as fewer
+// than 1,000 blocks a second were taken on average. The ids (block ×
+// 1024) stay below 2^53 until the year 2248, exact in a JSON number read
+// as a float.
+func setupIDs(ctx context.Context, js jetstream.JetStream, c Config) error {
+	n := c.names()
+	st, err := js.Stream(ctx, n.ids)
+	if err == nil {
+		sc := st.CachedInfo().Config
+		if sc.Replicas == c.Replicas {
+			return nil
+		}
+		sc.Replicas = c.Replicas
+		return setupStream(ctx, js, c, sc)
+	}
+	if !errors.Is(err, jetstream.ErrStreamNotFound) {
+		return fmt.Errorf("zealgo: jstask: stream %s: %w", n.ids, err)
 	}
 	_, err = js.CreateStream(ctx, jetstream.StreamConfig{
 		Name:        n.ids,
@@ -74,7 +171,7 @@ func ensureIDs(ctx context.Context, js jetstream.JetStream, c Config) error {
 		FirstSeq:    uint64(time.Now().UnixMilli()),
 	})
 	if err != nil && !errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
-		return fmt.Errorf("zealgo: jstask: stream %s: %w", n.ids, err)
+		return fmt.Errorf("zealgo: jstask: stream %s: %w%s", n.ids, err, replicaHint(err))
 	}
 	return nil
 }
@@ -90,7 +187,9 @@ func ensureWorkers(ctx context.Context, js jetstream.JetStream, c Config) (jetst
 		AckPolicy:     jetstream.AckExplicitPolicy,
 		AckWait:       c.AckWait,
 		MaxDeliver:    -1,
+		MaxAckPending: c.MaxInFlight,
 		DeliverPolicy: jetstream.DeliverAllPolicy,
+		Replicas:      c.Replicas,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("zealgo: jstask: consumer %s of %s: %w", n.workers, n.tasks, err)
@@ -99,18 +198,22 @@ func ensureWorkers(ctx context.Context, js jetstream.JetStream, c Config) (jetst
 }
 
 // ensureResults creates the durable consumer of an instance's results,
-// or updates it.
+// or updates it. A consumer unused for ResultRetention (its instance
+// never came back) is removed by the server; the results stay in the
+// stream until they expire, where a restart of the instance finds them.
 func ensureResults(ctx context.Context, js jetstream.JetStream, c Config, instance string) (jetstream.Consumer, error) {
 	n := c.names()
 	name := "results-" + instance
 	cons, err := js.CreateOrUpdateConsumer(ctx, n.results, jetstream.ConsumerConfig{
-		Durable:       name,
-		Description:   "zealgo task results of instance " + instance,
-		FilterSubject: n.resPref + instance + ".>",
-		AckPolicy:     jetstream.AckExplicitPolicy,
-		AckWait:       c.ResultAckWait,
-		MaxDeliver:    -1,
-		DeliverPolicy: jetstream.DeliverAllPolicy,
+		Durable:           name,
+		Description:       "zealgo task results of instance " + instance,
+		FilterSubject:     n.resPref + instance + ".>",
+		AckPolicy:         jetstream.AckExplicitPolicy,
+		AckWait:           c.ResultAckWait,
+		MaxDeliver:        -1,
+		DeliverPolicy:     jetstream.DeliverAllPolicy,
+		InactiveThreshold: c.ResultRetention,
+		Replicas:          c.Replicas,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("zealgo: jstask: consumer %s of %s: %w", name, n.results, err)

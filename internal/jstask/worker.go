@@ -5,7 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
+	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -31,6 +34,12 @@ type WorkerConfig struct {
 	// then, and a task that still runs stops renewing its
 	// acknowledgement deadline, so that it is delivered again.
 	MaxRunTime time.Duration
+	// Recycle is called when a task still runs a second after its time
+	// limit (Config.Timeout, Task.Timeout), once the task has counted an
+	// attempt: the worker cannot stop it, so its process should end
+	// (the default: os.Exit(3)) and be replaced. The worker first gives
+	// its other running tasks back to the queue.
+	Recycle func()
 	// Grace is how long running tasks may go on after Run's context is
 	// done before their contexts are cancelled; default 10s.
 	Grace time.Duration
@@ -49,6 +58,9 @@ type Worker struct {
 
 	mu       sync.Mutex
 	inflight map[jetstream.Msg]struct{}
+	recycled sync.Once
+	careful  atomic.Bool        // tasks delivered again came: pull one at a time
+	runs     jetstream.KeyValue // the runs alone of each task delivered again
 }
 
 // NewWorker creates or updates the streams and the workers' consumer.
@@ -66,7 +78,10 @@ func NewWorker(ctx context.Context, js jetstream.JetStream, cfg WorkerConfig) (*
 	if cfg.PollWait <= 0 {
 		cfg.PollWait = 5 * time.Second
 	}
-	if err := ensureStreams(ctx, js, cfg.Config); err != nil {
+	if cfg.Recycle == nil {
+		cfg.Recycle = func() { os.Exit(3) }
+	}
+	if err := setupStreams(ctx, js, cfg.Config); err != nil {
 		return nil, err
 	}
 	w := &Worker{js: js, cfg: cfg, n: cfg.names(), inflight: make(map[jetstream.Msg]struct{})}
@@ -75,6 +90,9 @@ func NewWorker(ctx context.Context, js jetstream.JetStream, cfg WorkerConfig) (*
 	}
 	if w.results, err = js.Stream(ctx, w.n.results); err != nil {
 		return nil, fmt.Errorf("zealgo: jstask: stream %s: %w", w.n.results, err)
+	}
+	if w.runs, err = js.KeyValue(ctx, w.n.runs); err != nil {
+		return nil, fmt.Errorf("zealgo: jstask: bucket %s: %w", w.n.runs, err)
 	}
 	return w, nil
 }
@@ -91,11 +109,34 @@ func (w *Worker) Run(ctx context.Context, run Runner) error {
 	defer cancelTasks()
 	slots := make(chan struct{}, w.cfg.Concurrency)
 	var wg sync.WaitGroup
-	err := w.pull(ctx, slots, func(m jetstream.Msg) {
+	var running sync.RWMutex // held for reading by each task, for writing by a task run alone
+	err := w.pull(ctx, slots, func(m jetstream.Msg, batch bool) {
+		suspect := w.suspect(m)
+		switch {
+		case suspect && batch:
+			// A task delivered again may have killed its worker: it goes
+			// back, to be pulled alone (careful).
+			// Not before this pull ends, lest it come back in the same one.
+			w.careful.Store(true)
+			_ = m.NakWithDelay(w.cfg.PollWait + 100*time.Millisecond)
+			<-slots
+			return
+		case suspect:
+			// Pulled alone, it runs alone, once the others have returned,
+			// so that it takes none with it if it kills its worker again.
+			running.Lock()
+			w.handleAlone(taskCtx, m, run)
+			running.Unlock()
+			<-slots
+			return
+		}
+		w.careful.Store(false)
+		running.RLock()
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			defer func() { <-slots }()
+			defer running.RUnlock()
 			w.handle(taskCtx, m, run)
 		}()
 	})
@@ -107,14 +148,20 @@ func (w *Worker) Run(ctx context.Context, run Runner) error {
 // until ctx is done or the connection is closed. After a few failed
 // pulls in a row it creates the streams and the consumer again, in case
 // the server lost them.
-func (w *Worker) pull(ctx context.Context, slots chan struct{}, start func(jetstream.Msg)) error {
+func (w *Worker) pull(ctx context.Context, slots chan struct{}, start func(m jetstream.Msg, batch bool)) error {
 	pause, failed := 50*time.Millisecond, 0
 	for {
 		n := acquire(ctx, slots)
 		if n == 0 {
 			return nil
 		}
-		got, err := w.fetch(ctx, n, start)
+		if n > 1 && w.careful.Load() {
+			for range n - 1 {
+				<-slots
+			}
+			n = 1
+		}
+		got, err := w.fetch(ctx, n, func(m jetstream.Msg) { start(m, n > 1) })
 		for range n - got {
 			<-slots
 		}
@@ -137,12 +184,40 @@ func (w *Worker) pull(ctx context.Context, slots chan struct{}, start func(jetst
 	}
 }
 
-// reensure creates the streams and the workers' consumer if they are
-// missing.
+// suspect reports whether the server delivered m before for another
+// reason than a retry of a failure (markRetry): its worker may have died
+// of it.
+func (w *Worker) suspect(m jetstream.Msg) bool {
+	meta, err := m.Metadata()
+	if err != nil || meta.NumDelivered <= 1 {
+		return false
+	}
+	id := m.Headers().Get(hdrID)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	e, err := w.runs.Get(ctx, "retry-"+id)
+	return err != nil || string(e.Value()) != strconv.FormatUint(meta.NumDelivered-1, 10)
+}
+
+// markRetry records that delivery n of the task id goes back to the
+// queue as a retry, so that its next delivery is no suspect.
+func (w *Worker) markRetry(id int64, n int) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if _, err := w.runs.Put(ctx, "retry-"+strconv.FormatInt(id, 10), []byte(strconv.Itoa(n))); err != nil {
+		w.cfg.Logger.Debug("zealgo: jstask: mark a retry", "id", id, "err", err)
+	}
+}
+
+// reensure creates the workers' consumer again if it is missing; a lost
+// stream is logged with what to do, not created.
 func (w *Worker) reensure(ctx context.Context) {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	if err := ensureStreams(ctx, w.js, w.cfg.Config); err != nil {
+	if err := checkStreams(ctx, w.js, w.cfg.Config); err != nil {
+		if errors.Is(err, ErrStreamLost) {
+			w.cfg.Logger.Error(err.Error())
+		}
 		return
 	}
 	if cons, err := ensureWorkers(ctx, w.js, w.cfg.Config); err == nil {

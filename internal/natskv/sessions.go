@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
@@ -72,7 +73,7 @@ func (s *Sessions) Load(ctx context.Context, id string) ([]byte, bool, error) {
 	if !validKey(id) {
 		return nil, false, nil
 	}
-	e, err := s.kv.Get(ctx, id)
+	e, err := getRetrying(ctx, s.kv, id)
 	if errors.Is(err, jetstream.ErrKeyNotFound) || errors.Is(err, jetstream.ErrKeyDeleted) {
 		return nil, false, nil
 	}
@@ -128,4 +129,19 @@ func validKey(id string) bool {
 		}
 	}
 	return true
+}
+
+// getRetrying gets key, asking again each second while ctx lasts when
+// no answer comes: a cluster that lost the node leading the bucket
+// answers once it has elected another.
+func getRetrying(ctx context.Context, kv jetstream.KeyValue, key string) (jetstream.KeyValueEntry, error) {
+	for {
+		actx, cancel := context.WithTimeout(ctx, time.Second)
+		e, err := kv.Get(actx, key)
+		cancel()
+		if err == nil || ctx.Err() != nil || !(errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrNoResponders) ||
+			errors.Is(err, nats.ErrTimeout)) {
+			return e, err
+		}
+	}
 }

@@ -136,3 +136,36 @@ func redact(rawURL string) string {
 	u.User = url.User("redacted")
 	return u.String()
 }
+
+// Replicas returns the number of copies to keep of each stream and
+// bucket: want when it is positive, else 3 when the server is a node of
+// a cluster of three servers or more (as its INFO tells the client), else
+// 1. A cluster that is still forming is waited for up to wait.
+func (c *Conn) Replicas(want int, wait time.Duration) int {
+	if want > 0 {
+		return want
+	}
+	if c.NC.ConnectedClusterName() == "" {
+		return 1
+	}
+	for deadline := time.Now().Add(wait); ; {
+		if servers(c.NC) >= 3 {
+			return 3
+		}
+		if time.Now().After(deadline) {
+			return 1
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// servers counts the distinct servers the client knows of.
+func servers(nc *nats.Conn) int {
+	seen := map[string]bool{}
+	for _, s := range nc.Servers() {
+		if u, err := url.Parse(s); err == nil {
+			seen[u.Host] = true
+		}
+	}
+	return len(seen)
+}

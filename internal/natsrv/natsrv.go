@@ -16,8 +16,10 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/url"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -52,6 +54,31 @@ type Config struct {
 	// Logger receives the server's log: notices at debug level, warnings
 	// and errors at theirs. Default: nothing is logged.
 	Logger *slog.Logger
+	// Cluster, when its Name is set, makes the server a node of a NATS
+	// cluster: JetStream then replicates streams across the nodes.
+	Cluster ClusterConfig
+	// Sync is the file store's fsync policy: SyncAlways (every write is
+	// on disk before it is acknowledged: nothing acknowledged is lost
+	// when the machine loses power), or an interval such as "1s" (up to
+	// that much of the latest writes may be lost with the machine, not
+	// with the process). Default SyncAlways.
+	Sync string
+}
+
+// SyncAlways is the Config.Sync of a store that fsyncs every write.
+const SyncAlways = "always"
+
+// ClusterConfig makes the embedded server a node of a cluster.
+type ClusterConfig struct {
+	// Name is the cluster's name, the same on every node.
+	Name string
+	// Listen is the HOST:PORT where the other nodes' routes connect
+	// (default 0.0.0.0:6222). Put it on a private network: routes carry
+	// every message.
+	Listen string
+	// Routes are the other nodes' route URLs, nats-route://host:6222
+	// (nats:// is taken as the same).
+	Routes []string
 }
 
 // Server is a running embedded NATS server.
@@ -140,7 +167,7 @@ func serverOptions(cfg Config) (*server.Options, error) {
 	if payload <= 0 {
 		payload = DefaultMaxPayload
 	}
-	return &server.Options{
+	opts := &server.Options{
 		ServerName:    name,
 		Host:          host,
 		Port:          port,
@@ -149,7 +176,75 @@ func serverOptions(cfg Config) (*server.Options, error) {
 		MaxPayload:    payload,
 		Authorization: cfg.Token,
 		NoSigs:        true, // the application owns the signals
-	}, nil
+	}
+	if err := syncOptions(opts, cfg.Sync); err != nil {
+		return nil, err
+	}
+	return opts, clusterOptions(opts, cfg.Cluster)
+}
+
+// syncOptions sets the file store's fsync policy.
+func syncOptions(opts *server.Options, sync string) error {
+	if sync == "" || sync == SyncAlways {
+		opts.SyncAlways = true
+		return nil
+	}
+	d, err := time.ParseDuration(sync)
+	if err != nil || d <= 0 {
+		return fmt.Errorf("zealgo: nats: sync %q: want %q or a positive duration such as 1s", sync, SyncAlways)
+	}
+	opts.SyncInterval = d
+	return nil
+}
+
+// clusterOptions makes opts a cluster node when c names a cluster.
+func clusterOptions(opts *server.Options, c ClusterConfig) error {
+	if c.Name == "" {
+		if len(c.Routes) > 0 {
+			return errors.New("zealgo: nats: routes need a cluster name")
+		}
+		return nil
+	}
+	listen := c.Listen
+	if listen == "" {
+		listen = "0.0.0.0:6222"
+	}
+	host, portStr, err := net.SplitHostPort(listen)
+	port, perr := strconv.Atoi(portStr)
+	if err != nil || perr != nil || port < 0 || port > 65535 {
+		return fmt.Errorf("zealgo: nats: cluster address %q: want HOST:PORT", listen)
+	}
+	// Clients of an embedded node reach it alone, on loopback: the
+	// other nodes' client addresses are of no use to them.
+	opts.Cluster = server.ClusterOpts{Name: c.Name, Host: host, Port: port, NoAdvertise: true}
+	if port == 0 {
+		opts.Cluster.Port = server.RANDOM_PORT
+	}
+	for _, r := range c.Routes {
+		r = strings.TrimSpace(r)
+		if r == "" {
+			continue
+		}
+		u, err := url.Parse(r)
+		if err != nil || u.Host == "" {
+			return fmt.Errorf("zealgo: nats: route %q: want nats-route://HOST:PORT", r)
+		}
+		if u.Scheme == "nats" {
+			u.Scheme = "nats-route"
+		}
+		opts.Routes = append(opts.Routes, u)
+	}
+	return nil
+}
+
+// ClusterURL returns the route URL other nodes reach this one by, when
+// it is a cluster node ("" otherwise).
+func (s *Server) ClusterURL() string {
+	addr := s.ns.ClusterAddr()
+	if addr == nil {
+		return ""
+	}
+	return "nats-route://" + addr.String()
 }
 
 // URL returns the client URL, nats://127.0.0.1:<port>.

@@ -62,6 +62,11 @@ func Failed(job Job, fail, msg string) Outcome {
 // of the request that dispatched the task.
 const MetaRequestID = "request_id"
 
+// MetaKey is the key of Job.Meta that holds the task's idempotency key;
+// a backend that knows keys (JetStream) drops a second task with the same
+// key. It does not reach the Runner.
+const MetaKey = "key"
+
 // Backend carries tasks from the dispatcher to whatever runs them, and
 // their ends back. Pool runs worker processes on this machine; JetStream,
 // a queue serving several machines, can take its place.

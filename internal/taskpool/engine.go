@@ -90,7 +90,12 @@ func (e *Engine) DispatchObserved(ctx context.Context, handler string, args json
 	if observe != nil {
 		end = observe(&job)
 	}
-	err := b.Dispatch(ctx, job)
+	var err error
+	if k, ok := b.(keyed); ok && meta[MetaKey] != "" {
+		id, err = k.DispatchKeyed(ctx, job)
+	} else {
+		err = b.Dispatch(ctx, job)
+	}
 	if end != nil {
 		end(err)
 	}
@@ -98,6 +103,12 @@ func (e *Engine) DispatchObserved(ctx context.Context, handler string, args json
 		return 0, err
 	}
 	return id, nil
+}
+
+// keyed is a Backend that drops a second task of the same idempotency key
+// (Job.Meta[MetaKey]) and returns the first one's id.
+type keyed interface {
+	DispatchKeyed(ctx context.Context, job Job) (int64, error)
 }
 
 // Stop shuts the backend down once, waiting for running tasks and for

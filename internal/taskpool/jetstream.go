@@ -71,8 +71,8 @@ func (b *JetStream) Start(finish func(Outcome)) error {
 	q := b.cfg.Queue
 	// A result handed to an instance that died before acknowledging it
 	// waits the same ack wait as a task, then goes to its restart.
-	cfg := jstask.Config{Prefix: q.Prefix, AckWait: q.AckWait, ResultAckWait: q.AckWait, MaxDeliver: q.MaxDeliver,
-		Logger: b.cfg.Pool.Log}
+	cfg := jstaskConfig(q, b.cfg.Pool.Log)
+	cfg.ResultAckWait = q.AckWait
 	ctx, cancel := context.WithTimeout(context.Background(), workerHandshake)
 	defer cancel()
 	c, err := jstask.Open(ctx, b.cfg.JS, cfg, b.cfg.Instance, func(id int64, handler string, result json.RawMessage, err error) {
@@ -122,15 +122,22 @@ func (b *JetStream) NextID(ctx context.Context) (int64, error) {
 // Dispatch publishes the task and returns once JetStream has stored it.
 // The request id and the trace context in job.Meta travel with it.
 func (b *JetStream) Dispatch(ctx context.Context, job Job) error {
+	_, err := b.DispatchKeyed(ctx, job)
+	return err
+}
+
+// DispatchKeyed is Dispatch that returns the task's id: job.ID, or, for
+// a second task with the idempotency key of job.Meta[MetaKey], the first
+// one's (jstask.ErrDuplicate when it is no longer queued).
+func (b *JetStream) DispatchKeyed(ctx context.Context, job Job) (int64, error) {
 	if b.closing.Load() {
-		return ErrStopped
+		return 0, ErrStopped
 	}
 	if len(job.Args) > b.maxArgs {
-		return fmt.Errorf("zealgo: task %s: arguments are %d bytes encoded; the bound on this NATS server is %d", job.Handler, len(job.Args), b.maxArgs)
+		return 0, fmt.Errorf("zealgo: task %s: arguments are %d bytes encoded; the bound on this NATS server is %d", job.Handler, len(job.Args), b.maxArgs)
 	}
-	_, err := b.client.Dispatch(ctx, jstask.Task{ID: job.ID, Handler: job.Handler, Args: job.Args, RequestID: job.Meta[MetaRequestID],
-		TraceContext: traceOf(job.Meta)})
-	return err
+	return b.client.Dispatch(ctx, jstask.Task{ID: job.ID, Handler: job.Handler, Args: job.Args, RequestID: job.Meta[MetaRequestID],
+		TraceContext: traceOf(job.Meta), Key: job.Meta[MetaKey]})
 }
 
 // Shutdown stops the worker processes, letting their running tasks

@@ -226,7 +226,7 @@ func TestJetStreamRoundTrip(t *testing.T) {
 }
 
 // TestJetStreamRedelivery: a task whose worker is killed mid-run is
-// delivered again, to the restarted worker, and ends once, on its second
+// delivered again, to the restarted worker, and ends once, on a later
 // delivery; a task that kills its worker on every delivery ends as
 // failed after MaxDeliver deliveries.
 func TestJetStreamRedelivery(t *testing.T) {
@@ -239,8 +239,10 @@ func TestJetStreamRedelivery(t *testing.T) {
 		t.Fatal(err)
 	}
 	o := e.ends.wait(t, id, 15*time.Second)
-	if d := result(t, o); d != float64(2) {
-		t.Fatalf("the task ended on delivery %v, want 2", d)
+	// Delivery 2, or 3 when the worker pulling several gave delivery 2
+	// back to pull it alone (jstask runs a task delivered again alone).
+	if d := result(t, o); d != float64(2) && d != float64(3) {
+		t.Fatalf("the task ended on delivery %v, want 2 or 3", d)
 	}
 	if p := e.PIDs(); len(p) != 1 || p[0] == pid {
 		t.Errorf("worker not restarted: %v (killed %d)", p, pid)

@@ -33,7 +33,7 @@ func openQueue(ctx context.Context, cfg *taskproto.QueueConfig, log *slog.Logger
 		return nil, fmt.Errorf("zealgo: worker: %w", err)
 	}
 	w, err := jstask.NewWorker(ctx, conn.JS, jstask.WorkerConfig{
-		Config:      jstask.Config{Prefix: cfg.Prefix, AckWait: cfg.AckWait, MaxDeliver: cfg.MaxDeliver, Logger: log},
+		Config:      jstaskConfig(*cfg, log),
 		Concurrency: cfg.Concurrency,
 		Grace:       cfg.Grace,
 	})
@@ -42,6 +42,14 @@ func openQueue(ctx context.Context, cfg *taskproto.QueueConfig, log *slog.Logger
 		return nil, fmt.Errorf("zealgo: worker: %w", err)
 	}
 	return &queueWorker{conn: conn, w: w}, nil
+}
+
+// jstaskConfig is the jstask.Config that the dispatchers and workers of
+// q share.
+func jstaskConfig(q taskproto.QueueConfig, log *slog.Logger) jstask.Config {
+	return jstask.Config{Prefix: q.Prefix, AckWait: q.AckWait, MaxDeliver: q.MaxDeliver, Replicas: q.Replicas,
+		Attempts: q.Attempts, Backoff: q.Backoff, Timeout: q.Timeout, MaxQueued: q.MaxQueued, MaxInFlight: q.MaxInFlight,
+		Logger: log}
 }
 
 // start pulls and runs tasks on a goroutine counted in wg until stop; the

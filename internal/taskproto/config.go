@@ -42,6 +42,14 @@ type QueueConfig struct {
 	// Grace is how long running tasks may finish after the server asks
 	// the worker to stop; zero for jstask's default.
 	Grace time.Duration `json:"grace,omitempty"`
+	// Replicas, Attempts, Backoff, Timeout, MaxQueued and MaxInFlight
+	// are jstask.Config's; zero for the defaults.
+	Replicas    int           `json:"replicas,omitempty"`
+	Attempts    int           `json:"attempts,omitempty"`
+	Backoff     time.Duration `json:"backoff,omitempty"`
+	Timeout     time.Duration `json:"timeout,omitempty"`
+	MaxQueued   int           `json:"max_queued,omitempty"`
+	MaxInFlight int           `json:"max_inflight,omitempty"`
 }
 
 // The classes of a failed task, in Message.Fail. A worker sends the first

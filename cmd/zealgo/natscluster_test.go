@@ -1,0 +1,270 @@
+package main
+
+// A zealgo instance on a real three-node NATS cluster (standalone
+// nats-server processes): replication by default, and the loss of the
+// node leading the task stream under load.
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/cookiejar"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/zealgo/zealgo/internal/natsrv"
+	"github.com/zealgo/zealgo/internal/testutil"
+)
+
+// keyedApp dispatches task n with the idempotency key "n-<n>", so that a
+// client's retry makes no second task; each run of the task logs
+// "ran n<n> d<delivery>".
+var keyedApp = map[string]string{
+	"api/login.go": clusterApp["api/login.go"],
+	"api/ping.go":  clusterApp["api/ping.go"],
+	"api/dispatch.go": "//go:build ignore\n\npackage main\n\nimport (\n\t\"errors\"\n\t\"fmt\"\n\n\t\"github.com/zealgo/zealgo/host\"\n)\n\n" +
+		`var post = func(api *host.API) any {
+	user := api.G().Session.String("user")
+	if user == "" {
+		api.Response(map[string]any{"error": "not logged in"}, 401)
+		return nil
+	}
+	n, _ := api.Int("n")
+	id, err := api.Task(host.Task{Handler: "/task/work", Args: []any{n}, Key: fmt.Sprint("n-", n)})
+	if errors.Is(err, host.ErrTaskDuplicate) {
+		return map[string]any{"id": -1, "user": user}
+	}
+	if err != nil {
+		api.Response(map[string]any{"error": err.Error()}, 503)
+		return nil
+	}
+	return map[string]any{"id": id, "user": user}
+}
+`,
+	"task/work.go": "//go:build ignore\n\npackage main\n\nimport (\n\t\"fmt\"\n\n\t\"github.com/zealgo/zealgo/host\"\n)\n\n" +
+		`var work = func(ti *host.TaskInfo, n int) any {
+	ti.Log.Info(fmt.Sprintf("ran n%d d%d", n, ti.Delivery))
+	return map[string]any{"n": n, "delivery": ti.Delivery}
+}
+`,
+}
+
+// TestNATSClusterLosesTaskStreamLeader: one instance on a three-node
+// cluster with default flags; every stream and bucket has 3 replicas.
+// Under load (a logged-in client dispatching tasks with idempotency keys,
+// retrying on errors), the node leading the task stream is killed with
+// SIGKILL: no acknowledged task is lost, none runs twice without its
+// TaskInfo.Delivery showing it, the client stays logged in; the longest
+// dispatch stall is reported.
+func TestNATSClusterLosesTaskStreamLeader(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs processes")
+	}
+	nodes, urls := testutil.NATSCluster(t, 3)
+	root, data, addr := testutil.WriteTree(t, keyedApp), t.TempDir(), testutil.FreeAddr(t)
+	p := start(t, addr, []string{"ZEALGO_SESSION_SECRET=" + strings.Repeat("c", 40)},
+		"serve", "--root", root, "--addr", addr, "--data", data, "--nats", urls, "--session-store", "nats",
+		"--task-workers", "2", "--task-ack-wait", "3s")
+	p.waitHTTP(t)
+	conn, err := natsrv.Connect(context.Background(), urls, natsrv.ConnectOptions{Name: t.Name()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	for _, s := range []string{"ZEALGO_TASKS", "ZEALGO_RESULTS", "ZEALGO_IDS", "ZEALGO_DEAD", "KV_zealgo_sessions", "KV_zealgo_counters", "KV_zealgo_task_runs"} {
+		st, err := conn.JS.Stream(context.Background(), s)
+		if err != nil {
+			t.Fatalf("stream %s: %v", s, err)
+		}
+		if r := st.CachedInfo().Config.Replicas; r != 3 {
+			t.Errorf("stream %s has %d replicas, want 3", s, r)
+		}
+	}
+	jar, _ := cookiejar.New(nil)
+	kc := &keyedClient{base: "http://" + addr, c: &http.Client{Jar: jar, Timeout: 10 * time.Second}}
+	if resp, err := kc.c.Post(kc.base+"/api/login", "application/x-www-form-urlencoded", strings.NewReader("user=ada")); err != nil {
+		t.Fatal(err)
+	} else {
+		resp.Body.Close()
+	}
+	const total = 3000
+	killed := make(chan time.Time, 1)
+	go func() {
+		testutil.Poll(60*time.Second, func() bool { return kc.accepted.Load() >= total/3 })
+		st, err := conn.JS.Stream(context.Background(), "ZEALGO_TASKS")
+		if err != nil {
+			killed <- time.Time{}
+			return
+		}
+		info, err := st.Info(context.Background())
+		for _, n := range nodes {
+			if err == nil && info.Cluster != nil && n.Name == info.Cluster.Leader {
+				t.Logf("killing %s, the leader of ZEALGO_TASKS, after %d tasks", n.Name, kc.accepted.Load())
+				now := time.Now()
+				n.Kill()
+				killed <- now
+				return
+			}
+		}
+		killed <- time.Time{}
+	}()
+	kc.run(t, total, 8)
+	if kc.broken.Load() {
+		t.FailNow()
+	}
+	at := <-killed
+	if at.IsZero() {
+		t.Fatal("the leader of ZEALGO_TASKS was not found or not killed")
+	}
+	if !testutil.Poll(90*time.Second, func() bool { return len(ranOK(t, p.logs.String())) == total }) {
+		runs := ranOK(t, p.logs.String())
+		var missing []int
+		for n := range total {
+			if _, ok := runs[n]; !ok {
+				missing = append(missing, n)
+			}
+		}
+		var warns []string
+		for l := range strings.Lines(p.logs.String()) {
+			if strings.Contains(l, "level=WARN") || strings.Contains(l, "level=ERROR") || strings.Contains(l, "task failed") {
+				warns = append(warns, l)
+			}
+		}
+		t.Fatalf("%d acknowledged tasks never ran: %v; warnings:\n%s", len(missing), missing[:min(len(missing), 20)],
+			strings.Join(warns[:min(len(warns), 40)], ""))
+	}
+	runs := ranOK(t, p.logs.String())
+	invisible := 0
+	for n := range total {
+		if runs[n] > 1 {
+			invisible++
+		}
+	}
+	if invisible > 0 {
+		t.Errorf("%d tasks ran more than once with TaskInfo.Delivery 1", invisible)
+	}
+	if kc.logouts.Load() > 0 {
+		t.Errorf("the client was logged out %d times", kc.logouts.Load())
+	}
+	t.Logf("dispatch: %d tasks, %d retries by the client; longest stall after the kill %v; reruns seen %d",
+		total, kc.retried.Load(), kc.stall(at), reruns(p.logs.String()))
+}
+
+var ranRE = regexp.MustCompile(`ran n(\d+) d(\d+)`)
+
+// ranOK counts the first deliveries of each task n that ran, from the log.
+func ranOK(t *testing.T, logs string) map[int]int {
+	firsts := map[int]int{}
+	for _, m := range ranRE.FindAllStringSubmatch(logs, -1) {
+		n, _ := strconv.Atoi(m[1])
+		if _, ok := firsts[n]; !ok {
+			firsts[n] = 0
+		}
+		if m[2] == "1" {
+			firsts[n]++
+		}
+	}
+	return firsts
+}
+
+// reruns counts the runs with a delivery above 1.
+func reruns(logs string) int {
+	n := 0
+	for _, m := range ranRE.FindAllStringSubmatch(logs, -1) {
+		if m[2] != "1" {
+			n++
+		}
+	}
+	return n
+}
+
+// keyedClient dispatches tasks with retries, recording when each was
+// accepted.
+type keyedClient struct {
+	base     string
+	c        *http.Client
+	mu       sync.Mutex
+	times    []time.Time
+	accepted atomic.Int64
+	retried  atomic.Int64
+	logouts  atomic.Int64
+	broken   atomic.Bool // a dispatch failed: the run stops
+}
+
+// run dispatches tasks 0 to total-1 with conc clients at once.
+func (kc *keyedClient) run(t *testing.T, total, conc int) {
+	var wg sync.WaitGroup
+	var next atomic.Int64
+	for range conc {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for n := int(next.Add(1) - 1); n < total && !kc.broken.Load(); n = int(next.Add(1) - 1) {
+				kc.dispatch(t, n)
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// dispatch sends task n until the instance accepts it, for 30s at most.
+func (kc *keyedClient) dispatch(t *testing.T, n int) {
+	var body []byte
+	code := 0
+	ok := testutil.Poll(30*time.Second, func() bool {
+		resp, err := kc.c.Post(kc.base+"/api/dispatch", "application/json", strings.NewReader(fmt.Sprintf(`{"n":%d}`, n)))
+		if err != nil {
+			kc.retried.Add(1)
+			return false
+		}
+		body, _ = io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if code = resp.StatusCode; code != 200 && code != http.StatusUnauthorized {
+			kc.retried.Add(1)
+			return false
+		}
+		return true
+	})
+	var d struct {
+		ID   int64
+		User string
+	}
+	switch {
+	case !ok:
+		kc.broken.Store(true)
+		t.Errorf("task %d: not accepted within 30s: %d %s", n, code, body)
+	case code == http.StatusUnauthorized:
+		kc.logouts.Add(1)
+	case json.Unmarshal(body, &d) != nil || d.ID == 0 || d.User != "ada":
+		kc.broken.Store(true)
+		t.Errorf("task %d: %s", n, body)
+	default:
+		kc.mu.Lock()
+		kc.times = append(kc.times, time.Now())
+		kc.mu.Unlock()
+		kc.accepted.Add(1)
+	}
+}
+
+// stall is the longest pause between two accepted dispatches after at.
+func (kc *keyedClient) stall(at time.Time) time.Duration {
+	kc.mu.Lock()
+	defer kc.mu.Unlock()
+	ts := append([]time.Time{at}, kc.times...)
+	sort.Slice(ts, func(i, j int) bool { return ts[i].Before(ts[j]) })
+	var longest time.Duration
+	for i := 1; i < len(ts); i++ {
+		if ts[i].After(at) || ts[i].Equal(at) {
+			longest = max(longest, ts[i].Sub(ts[i-1]))
+		}
+	}
+	return longest
+}
