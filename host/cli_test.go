@@ -45,7 +45,7 @@ var serveFlags = []string{"root", "addr", "data", "session-redis", "task-workers
 	"nats", "instance", "task-ack-wait", "task-max-deliver", "session-store", "health-path", "ready-path",
 	"drain-delay", "metrics-addr", "pprof", "access-log", "log-format", "log-level", "supervise",
 	"max-execution-time", "memory-limit", "gc-floor", "max-body", "body-timeout", "write-timeout",
-	"trusted-origins", "trusted-proxies", "frame-ancestors"}
+	"allow-origin", "trusted-origins", "trusted-proxies", "frame-ancestors"}
 
 // TestCLIServeHelpListsFlags: serve --help, and help serve, list every
 // flag of serve with its environment variable, and exit 0.
