@@ -297,8 +297,8 @@ func TestAllowOriginFlag(t *testing.T) {
 func TestSetupFileCheck(t *testing.T) {
 	for src, want := range map[string]string{
 		"//go:build ignore\n\npackage main\n\nvar setup = func(app *host.App) error { return nil }\n": "setup.go:5:",
-		"//go:build ignore\n\npackage main\n\nvar setup = 3\n":                                          "setup.go:5:5: setup is a int, not a func(app *host.App) error",
-		fmt.Sprintf(setupSource, "v", "g"): "",
+		"//go:build ignore\n\npackage main\n\nvar setup = 3\n":                                        "setup.go:5:5: setup is a int, not a func(app *host.App) error",
+		fmt.Sprintf(setupSource, "v", "g"):                                                            "",
 	} {
 		root := testutil.WriteTree(t, map[string]string{"setup.go": src})
 		app := host.New(host.WithRoot(root), host.WithLogOutput(io.Discard, 0))
