@@ -45,7 +45,7 @@ var serveFlags = []string{"root", "addr", "data", "session-redis", "task-workers
 	"nats", "instance", "task-ack-wait", "task-max-deliver", "session-store", "health-path", "ready-path",
 	"drain-delay", "metrics-addr", "pprof", "access-log", "log-format", "log-level", "supervise",
 	"max-execution-time", "memory-limit", "tiered", "tier-settle", "gc-floor", "max-body", "body-timeout", "write-timeout",
-	"trusted-origins", "trusted-proxies", "frame-ancestors", "nats-replicas", "nats-cluster", "nats-cluster-addr",
+	"allow-origin", "trusted-origins", "trusted-proxies", "frame-ancestors", "nats-replicas", "nats-cluster", "nats-cluster-addr",
 	"nats-routes", "nats-sync", "nats-wait", "task-attempts", "task-backoff", "task-timeout", "task-queue-max",
 	"task-max-inflight"}
 

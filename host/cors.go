@@ -32,10 +32,24 @@ var corsExposed = []string{"X-Request-Id", "Location", "Retry-After", "Allow"}
 // Access-Control-Allow-Origin (its origin, with Vary: Origin) and
 // Access-Control-Allow-Credentials. A request from any other origin gets
 // no CORS header, so that the browser keeps the answer from the page.
-func allowOrigins(h http.Handler, origins []string) (http.Handler, error) {
+func allowOrigins(h http.Handler, origins []string) http.Handler {
 	if len(origins) == 0 {
-		return h, nil
+		return h
 	}
+	cors := EchoMiddleware(middleware.CORSWithConfig(middleware.CORSConfig{AllowOrigins: origins, AllowCredentials: true,
+		MaxAge: corsMaxAge, ExposeHeaders: corsExposed}))(h)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Origin") == "" { // no browser's cross-origin request: as without CORS
+			h.ServeHTTP(w, r)
+			return
+		}
+		cors.ServeHTTP(w, r)
+	})
+}
+
+// cleanOrigins returns the allowed origins trimmed (a trailing slash
+// dropped), or the error naming the first that is no origin.
+func cleanOrigins(origins []string) ([]string, error) {
 	var clean []string
 	for _, o := range origins {
 		o = strings.TrimSuffix(strings.TrimSpace(o), "/")
@@ -44,15 +58,7 @@ func allowOrigins(h http.Handler, origins []string) (http.Handler, error) {
 		}
 		clean = append(clean, o)
 	}
-	cors := EchoMiddleware(middleware.CORSWithConfig(middleware.CORSConfig{AllowOrigins: clean, AllowCredentials: true,
-		MaxAge: corsMaxAge, ExposeHeaders: corsExposed}))(h)
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Header.Get("Origin") == "" { // no browser's cross-origin request: as without CORS
-			h.ServeHTTP(w, r)
-			return
-		}
-		cors.ServeHTTP(w, r)
-	}), nil
+	return clean, nil
 }
 
 // checkOrigin refuses what is no origin: scheme://host[:port], with no

@@ -61,11 +61,13 @@
 //     goroutine, the state's timer answering 503 and closing the
 //     connection when it fires first), gets its frame headers and body and
 //     write deadlines (edgeState.apply, edge.go), and has a panic anywhere
-//     below turned into a 500 internal_error. Then the cross-origin
-//     protection (edgeState.crossOrigin, edge.go) refuses unsafe requests that
-//     browsers send from other origins.
+//     below turned into a 500 internal_error. Then the current generation
+//     of what the compiled main and setup.go registered (setupgen.go,
+//     setupfile.go) takes over: CORS for the allowed origins (cors.go), and
+//     the cross-origin protection (edgeState.crossOrigin, edge.go) refuses
+//     unsafe requests that browsers send from other origins.
 //  2. The global middleware (App.Use, App.UseAlias; middleware.go), each
-//     instantiated once at start-up (newRoot, core.go).
+//     instantiated once per generation (newGeneration, setupgen.go).
 //  3. The Echo router (newEcho, core.go) sends /api and /api/... to serveAPI
 //     and every other path to servePublic; a method it does not route is
 //     answered by echoError (dispatch.go).

@@ -115,8 +115,11 @@ func writeJSONError(w http.ResponseWriter, r *http.Request, e *Error) {
 // else the envelope. A formatter that panics is logged and the envelope
 // sent.
 func formatError(r *http.Request, e *Error) (b []byte, err error) {
+	if r == nil || !isAPIPath(r.URL.Path) {
+		return json.Marshal(e.body())
+	}
 	f := errorFormat(r) // setupgen.go
-	if f == nil || r == nil || !isAPIPath(r.URL.Path) {
+	if f == nil {
 		return json.Marshal(e.body())
 	}
 	defer func() {

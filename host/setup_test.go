@@ -1,6 +1,7 @@
 package host_test
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"net/http"
@@ -241,5 +242,74 @@ var setup = func(app *host.App) error {
 	})
 	if resp, _ := setupGet(t, ta.srv.URL+"/api/hello"); resp.Header.Get("X-Setup") != "v1" {
 		t.Errorf("after a refused call the previous generation stopped serving")
+	}
+}
+
+// TestAllowOriginFlag: serve --allow-origin answers a CORS preflight from
+// the origin, with credentials, and trusts it for a POST, which another
+// origin's POST is refused; an origin that is none stops the start-up.
+func TestAllowOriginFlag(t *testing.T) {
+	root := testutil.WriteTree(t, map[string]string{"api/echo.go": corsEcho})
+	base := runServe(t, root, "--data", t.TempDir(), "--allow-origin", "https://front.example,http://localhost:5173")
+	req, _ := http.NewRequest(http.MethodOptions, base+"/api/echo", nil)
+	req.Header.Set("Origin", "https://front.example")
+	req.Header.Set("Access-Control-Request-Method", "POST")
+	req.Header.Set("Access-Control-Request-Headers", "content-type,x-custom")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	h := resp.Header
+	if resp.StatusCode != 204 || h.Get("Access-Control-Allow-Origin") != "https://front.example" ||
+		h.Get("Access-Control-Allow-Credentials") != "true" || !strings.Contains(h.Get("Access-Control-Allow-Methods"), "POST") ||
+		!strings.Contains(strings.ToLower(h.Get("Access-Control-Allow-Headers")), "x-custom") || h.Get("Access-Control-Max-Age") != "600" {
+		t.Errorf("preflight: %d %v", resp.StatusCode, h)
+	}
+	for origin, want := range map[string]int{"http://localhost:5173": 200, "https://evil.example": 403} {
+		req, _ := http.NewRequest(http.MethodPost, base+"/api/echo", strings.NewReader(`{"a":1}`))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Origin", origin)
+		req.Header.Set("Sec-Fetch-Site", "cross-site")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		allowed := resp.Header.Get("Access-Control-Allow-Origin")
+		if resp.StatusCode != want || (want == 200) != (allowed == origin) {
+			t.Errorf("POST from %s: %d, Access-Control-Allow-Origin %q; want %d", origin, resp.StatusCode, allowed, want)
+		}
+	}
+
+	app := host.New(host.WithRoot(root), host.WithLogOutput(io.Discard, 0))
+	stderr := &testutil.Buffer{}
+	code := app.Run(context.Background(), []string{"serve", "--addr", testutil.FreeAddr(t), "--data", t.TempDir(),
+		"--allow-origin", "https://front.example/app"}, io.Discard, stderr)
+	if code == 0 || !strings.Contains(stderr.String(), `allowed origin "https://front.example/app" is no origin`) {
+		t.Errorf("serve --allow-origin with a path: exit %d, %s", code, stderr.String())
+	}
+}
+
+// TestSetupFileCheck: zealgo check compiles setup.go and names its
+// problems: a compile error with its line, a setup variable of the wrong
+// type.
+func TestSetupFileCheck(t *testing.T) {
+	for src, want := range map[string]string{
+		"//go:build ignore\n\npackage main\n\nvar setup = func(app *host.App) error { return nil }\n": "setup.go:5:",
+		"//go:build ignore\n\npackage main\n\nvar setup = 3\n":                                        "setup.go:5:5: setup is a int, not a func(app *host.App) error",
+		fmt.Sprintf(setupSource, "v", "g"):                                                            "",
+	} {
+		root := testutil.WriteTree(t, map[string]string{"setup.go": src})
+		app := host.New(host.WithRoot(root), host.WithLogOutput(io.Discard, 0))
+		app.Symbols(symbols.Symbols)
+		problems, files, err := app.Check()
+		if err != nil || files != 1 {
+			t.Fatalf("check: %d files, %v", files, err)
+		}
+		got := strings.Join(problems, "\n")
+		if want == "" && got != "" || want != "" && !strings.Contains(got, want) {
+			t.Errorf("check of\n%s: %q, want %q", src, got, want)
+		}
 	}
 }

@@ -83,6 +83,26 @@ func (s *setupState) start(c *core) error {
 	return nil
 }
 
+// startWorker runs setup.go once in a task worker, for the values it
+// provides to tasks; it is not watched there.
+func (s *setupState) startWorker(app *App, l *loader) error {
+	s.c = app.rt
+	s.c.load, s.c.dirs = l, app.dirs
+	fn, err := s.load(filepath.Join(app.dirs.root, setupFileName))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	reg, err := runSetup(app, fn)
+	if err != nil {
+		return err
+	}
+	s.cur.Store(&generation{reg: reg})
+	return nil
+}
+
 // close stops watching setup.go.
 func (s *setupState) close() error {
 	if s.cache == nil {

@@ -28,14 +28,15 @@ func newGeneration(c *core, reg *registration) (*generation, error) {
 	if err := g.mw.setup(reg.scopes, reg.useAliases, reg.aliases); err != nil {
 		return nil, err
 	}
-	origins := append(slices.Clone(c.cfg.AllowOrigins), reg.origins...)
+	origins, err := cleanOrigins(append(slices.Clone(c.cfg.AllowOrigins), reg.origins...)) // cors.go
+	if err != nil {
+		return nil, err
+	}
 	h, err := c.edge.crossOrigin(chain((*router)(c), reg.global), append(slices.Clone(c.cfg.TrustedOrigins), origins...))
 	if err != nil {
 		return nil, err
 	}
-	if g.root, err = allowOrigins(h, origins); err != nil { // cors.go
-		return nil, err
-	}
+	g.root = allowOrigins(h, origins)
 	g.staticFast = len(reg.global) == 0 && len(origins) == 0
 	return g, nil
 }

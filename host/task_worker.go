@@ -73,7 +73,11 @@ func (ws *workerSide) setup(cfg taskproto.WorkerConfig) (taskpool.Runner, *slog.
 	if err := a.reg.lifecycle.start(a); err != nil {
 		return nil, nil, fmt.Errorf("zealgo: worker: %w", err)
 	}
-	cache, err := newLoader(a, &a.rt.ops, &a.rt.db, nil).taskSource()
+	l := newLoader(a, &a.rt.ops, &a.rt.db, nil)
+	if err := a.rt.setup.startWorker(a, l); err != nil { // setup.go's provided values, for tasks
+		return nil, nil, fmt.Errorf("zealgo: worker: %w", err)
+	}
+	cache, err := l.taskSource()
 	if err != nil {
 		return nil, nil, err
 	}

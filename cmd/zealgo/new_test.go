@@ -136,7 +136,7 @@ func TestNewApplication(t *testing.T) {
 
 	serveNew(t, app)
 
-	if out, errOut, code := runIn(t, app, nil, binary, "check"); code != 0 || out != "" || !strings.Contains(errOut, "zealgo check: 5 file(s) ok") /* 4 Go files and template/index.html */ {
+	if out, errOut, code := runIn(t, app, nil, binary, "check"); code != 0 || out != "" || !strings.Contains(errOut, "zealgo check: 6 file(s) ok") /* 5 Go files and template/index.html */ {
 		t.Errorf("zealgo check: exit %d\n%s%s", code, out, errOut)
 	}
 	out, errOut, code = runIn(t, app, nil, binary, "routes")
@@ -182,7 +182,7 @@ func built(t *testing.T, app string) {
 		t.Fatal(err)
 	}
 	logs := serveApp(t, app, bin, css)
-	for _, w := range []string{`"zealgo: handler, page and task files compiled into the binary" files=4`,
+	for _, w := range []string{`"zealgo: handler, page and task files compiled into the binary" files=5`,
 		`"zealgo: templates, static files and migrations embedded in the binary"`, "msg=migrated file=migrations/001_notes.sql"} {
 		if !strings.Contains(logs, w) {
 			t.Errorf("the built application's log lacks %s:\n%s", w, logs)
@@ -224,6 +224,7 @@ func serveApp(t *testing.T, app, prog, css string) string {
 		header                    string // "Name: value" the response must have
 	}{
 		{"GET", "/api/hello?name=Ada", "", "", 200, `{"hello":"Ada","method":"GET"}`, "Content-Type: application/json"},
+		{"GET", "/api/hello", "", "", 200, `{"hello":"world","method":"GET"}`, "Referrer-Policy: strict-origin-when-cross-origin"}, // setup.go
 		{"DELETE", "/api/hello", "", "", 200, `{"hello":"world","method":"DELETE"}`, ""},
 		{"GET", "/api/notes", "", "", 200, `{"notes":[]}`, "Content-Type: application/json"},
 		{"POST", "/api/notes", "application/json", `{"title":"first"}`, 201, `{"id":1,"title":"first"}`, ""},
@@ -318,8 +319,8 @@ func goChecks(t *testing.T, app string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(handlers) != 4 {
-		t.Errorf("handler, page and task files: %v, want 4", handlers)
+	if len(handlers) != 5 {
+		t.Errorf("handler, page, task files and setup.go: %v, want 5", handlers)
 	}
 	for _, h := range handlers {
 		if out, errOut, code := runIn(t, app, goEnv, "go", "vet", h); code != 0 {

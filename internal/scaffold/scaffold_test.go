@@ -133,7 +133,7 @@ func TestNewData(t *testing.T) {
 var wantFiles = []string{
 	".dockerignore", ".gitignore", "Dockerfile", "README.md",
 	"api/hello.go", "api/notes.go", "go.mod", "golden_test.go", "lib/notes/notes.go",
-	"migrations/001_notes.sql", "public/css/style.css", "public/index.go", "task/tally.go",
+	"migrations/001_notes.sql", "public/css/style.css", "public/index.go", "setup.go", "task/tally.go",
 	"template/index.html", "testdata/golden/hello.txtar", "testdata/golden/index.txtar", "testdata/golden/notes.txtar",
 }
 
