@@ -148,10 +148,8 @@ var tick = func(api *host.API) any {
 			if err := s.Send(host.Event{ID: strconv.Itoa(n), Data: "tick " + strconv.Itoa(n)}); err != nil {
 				return nil
 			}
-			select {
-			case <-s.Context().Done():
+			if !s.Wait(100 * time.Millisecond) {
 				return nil
-			case <-time.After(100 * time.Millisecond):
 			}
 		}
 	})

@@ -168,9 +168,7 @@ func startNATS(cfg *Config, log *slog.Logger) (natsState, error) {
 	st.conn, err = connectNATS(cfg, st.url, "zealgo "+instance, st.token, log)
 	if err == nil {
 		st.replicas = replicas(cfg, st.conn)
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		st.counter, err = natskv.OpenCounter(ctx, st.conn.JS, natskv.CounterConfig{Replicas: st.replicas})
-		cancel()
+		st.counter, err = openCounter(cfg, st.conn, st.replicas, log)
 	}
 	if err != nil {
 		st.close()
@@ -191,10 +189,7 @@ func startNATS(cfg *Config, log *slog.Logger) (natsState, error) {
 // NATSConfig.StartWait (default 2m) and saying so every ten seconds: a
 // cluster that is slow to start or to elect its leaders is waited for.
 func connectNATS(cfg *Config, url, name, token string, log *slog.Logger) (*natsrv.Conn, error) {
-	wait := cfg.NATS.StartWait
-	if wait <= 0 {
-		wait = 2 * time.Minute
-	}
+	wait := startWait(cfg)
 	deadline := time.Now().Add(wait)
 	for {
 		conn, err := natsrv.Connect(context.Background(), url, natsrv.ConnectOptions{Name: name, Token: token,
@@ -207,6 +202,39 @@ func connectNATS(cfg *Config, url, name, token string, log *slog.Logger) (*natsr
 		}
 		log.Warn("zealgo: waiting for NATS", "server", redactNATS(url), "err", err, "until", deadline.Format(time.TimeOnly))
 	}
+}
+
+// startWait is NATSConfig.StartWait, 2 minutes by default.
+func startWait(cfg *Config) time.Duration {
+	if cfg.NATS.StartWait > 0 {
+		return cfg.NATS.StartWait
+	}
+	return 2 * time.Minute
+}
+
+// openCounter opens the counters' bucket, the first one start-up creates,
+// waiting up to NATSConfig.StartWait while a cluster that has just elected
+// its leader cannot place the replicas yet ("no suitable peers").
+func openCounter(cfg *Config, conn *natsrv.Conn, replicas int, log *slog.Logger) (*natskv.Counter, error) {
+	deadline := time.Now().Add(startWait(cfg))
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		c, err := natskv.OpenCounter(ctx, conn.JS, natskv.CounterConfig{Replicas: replicas})
+		cancel()
+		if err == nil || !placementPending(err) || time.Now().After(deadline) {
+			return c, err
+		}
+		log.Warn("zealgo: waiting for the NATS cluster to place replicas", "replicas", replicas, "err", err)
+		time.Sleep(250 * time.Millisecond)
+	}
+}
+
+// placementPending reports whether err is a cluster not ready yet to place
+// a stream's replicas or to answer JetStream requests.
+func placementPending(err error) bool {
+	msg := err.Error()
+	return strings.Contains(msg, "no suitable peers") || strings.Contains(msg, "temporarily unavailable") ||
+		strings.Contains(msg, "no responders")
 }
 
 // replicas is NATSConfig.Replicas, else the cluster's choice: 3 on a

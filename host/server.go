@@ -20,7 +20,8 @@ type Task struct {
 	// client's retry after a lost answer, is dropped and returns the
 	// first one's id while it waits in the queue, else ErrTaskDuplicate.
 	// A dispatch whose answer NATS lost is retried with the same key.
-	Key string
+	// Left out of the JSON of a Task without one, which stays as it was.
+	Key string `json:",omitempty"`
 }
 
 // Server is the running server handle (the spec's $server), reached

@@ -198,6 +198,23 @@ func (s *SSE) LastEventID() string { return s.lastID }
 // went away, the server shuts down, or the stream was idle too long.
 func (s *SSE) Context() context.Context { return s.ctx }
 
+// Wait pauses the stream for d and reports whether the client is still
+// there (false: it left, and the func should return). It is the pause
+// between events that interpreted code should use instead of a select on
+// Context().Done() and time.After: Yaegi v0.16.1 keeps a select
+// statement's cases once per statement, so two requests running the same
+// select at once may wake on each other's channels.
+func (s *SSE) Wait(d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-s.ctx.Done():
+		return false
+	case <-t.C:
+		return s.ctx.Err() == nil
+	}
+}
+
 // Join adds the stream to room: every App.Broadcast to it is sent as an
 // event whose Data is the message. A stream leaves its rooms when it ends.
 func (s *SSE) Join(room string) {

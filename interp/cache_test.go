@@ -57,8 +57,11 @@ func TestCacheLazyReloadDrop(t *testing.T) {
 			t.Fatalf("get: %q %v", v, err)
 		}
 	}
-	if builds.Load() != 2 { // the miss, then one build for three gets
-		t.Fatalf("%d builds, want 2", builds.Load())
+	// The miss, then one build for three gets; the watcher's event for
+	// the write may land after that build and rebuild it once more (a
+	// batch waits for quiet files), but a get never builds by itself.
+	if n := builds.Load(); n != 2 && n != 3 {
+		t.Fatalf("%d builds, want 2 (3 with the write's late event)", n)
 	}
 	os.WriteFile(path, []byte("bad"), 0o644)
 	eventually(t, "the build error", func() bool { _, err := c.Get(path); return err != nil && err.Error() == "bad content" })
