@@ -65,9 +65,12 @@ func setupStreams(ctx context.Context, js jetstream.JetStream, c Config) error {
 	if err := setupIDs(ctx, js, c); err != nil {
 		return err
 	}
-	_, err := js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: c.names().runs,
-		Description: "zealgo: how many times each task delivered again ran alone", TTL: 24 * time.Hour,
-		Storage: jetstream.FileStorage, Replicas: c.Replicas})
+	err := retried(ctx, c, c.names().runs, func() error {
+		_, err := js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: c.names().runs,
+			Description: "zealgo: how many times each task delivered again ran alone", TTL: 24 * time.Hour,
+			Storage: jetstream.FileStorage, Replicas: c.Replicas})
+		return err
+	})
 	if err != nil {
 		return fmt.Errorf("zealgo: jstask: bucket %s: %w%s", c.names().runs, err, replicaHint(err))
 	}
@@ -76,7 +79,8 @@ func setupStreams(ctx context.Context, js jetstream.JetStream, c Config) error {
 
 // setupStream creates sc, or updates the stream to it when it differs.
 func setupStream(ctx context.Context, js jetstream.JetStream, c Config, sc jetstream.StreamConfig) error {
-	st, err := js.Stream(ctx, sc.Name)
+	var st jetstream.Stream
+	err := retried(ctx, c, sc.Name, func() (err error) { st, err = js.Stream(ctx, sc.Name); return err })
 	if errors.Is(err, jetstream.ErrStreamNotFound) {
 		if _, err = js.CreateStream(ctx, sc); err != nil && !errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
 			return fmt.Errorf("zealgo: jstask: create stream %s with %d replicas: %w%s", sc.Name, sc.Replicas, err, replicaHint(err))
@@ -100,6 +104,18 @@ func setupStream(ctx context.Context, js jetstream.JetStream, c Config, sc jetst
 		c.Logger.Info("zealgo: jstask: stream replicas changed", "stream", sc.Name, "from", old.Replicas, "to", sc.Replicas)
 	}
 	return nil
+}
+
+// retried calls f, and again up to five times while it times out and ctx
+// lives: on a cluster, a stream created a moment before (by another
+// process) answers only once its replicas have elected their leader.
+func retried(ctx context.Context, c Config, what string, f func() error) error {
+	err := f()
+	for i := 0; i < 5 && errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil; i++ {
+		c.Logger.Warn("zealgo: jstask: no answer yet; the cluster may be electing a leader, trying again", "stream", what, "err", err)
+		err = f()
+	}
+	return err
 }
 
 // replicaHint adds what to do when the cluster has too few servers for
