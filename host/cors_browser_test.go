@@ -82,16 +82,7 @@ func TestAllowOriginsBrowser(t *testing.T) {
 	defer api.Close()
 	defer app.Close()
 
-	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(),
-		chromedp.ExecPath(chromiumPath), chromedp.UserDataDir(t.TempDir()), chromedp.Headless, chromedp.NoSandbox,
-		chromedp.DisableGPU, chromedp.NoFirstRun, chromedp.NoDefaultBrowserCheck,
-		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-dev-shm-usage", true))
-	defer cancelAlloc()
-	ctx, cancel := chromedp.NewContext(actx)
-	defer cancel()
-	if err := chromedp.Do(ctx); err != nil {
-		t.Fatalf("starting %s: %v", chromiumPath, err)
-	}
+	ctx := startChromium(t, chromiumPath)
 	// fetchFrom runs a fetch of the API in a page of site and returns what
 	// the page saw.
 	fetchFrom := func(site, js string) string {

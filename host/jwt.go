@@ -121,9 +121,6 @@ func parseJWTArgs(args []string, root string) (*jwtConfig, error) {
 			return nil, fmt.Errorf("jwt: unknown argument %q (env=, file=, claim=, issuer=, audience=, optional)", a)
 		}
 	}
-	if (env == "") == (file == "") {
-		return nil, errors.New("jwt: give the key as exactly one of env=<VAR> or file=<path>")
-	}
 	material, from, err := keyMaterial(env, file)
 	if err != nil {
 		return nil, err
@@ -135,8 +132,11 @@ func parseJWTArgs(args []string, root string) (*jwtConfig, error) {
 }
 
 // keyMaterial reads the key from the environment variable env or the
-// file, without a final line break.
+// file, exactly one of which is set, without a final line break.
 func keyMaterial(env, file string) ([]byte, string, error) {
+	if (env == "") == (file == "") {
+		return nil, "", errors.New("jwt: give the key as exactly one of env=<VAR> or file=<path>")
+	}
 	if env != "" {
 		v := os.Getenv(env)
 		if v == "" {

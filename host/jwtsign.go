@@ -1,7 +1,6 @@
 package host
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 
@@ -50,9 +49,6 @@ func signingKey(key string) (string, any, error) {
 		default:
 			return "", nil, fmt.Errorf("unknown argument %q: the key is <alg>,env=<VAR> or <alg>,file=<path>", a)
 		}
-	}
-	if (env == "") == (file == "") {
-		return "", nil, errors.New("give the key as exactly one of env=<VAR> or file=<path>")
 	}
 	material, from, err := keyMaterial(env, file)
 	if err != nil {

@@ -20,16 +20,7 @@ import (
 func TestPublicBrowser(t *testing.T) {
 	chromiumPath := testutil.NeedProgram(t, "chromium", "apt-get install chromium")
 	ta := newTestApp(t, nil, host.WithRoot(".."), host.WithDataDir(t.TempDir()))
-	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(),
-		chromedp.ExecPath(chromiumPath), chromedp.UserDataDir(t.TempDir()), chromedp.Headless, chromedp.NoSandbox,
-		chromedp.DisableGPU, chromedp.NoFirstRun, chromedp.NoDefaultBrowserCheck,
-		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-dev-shm-usage", true))
-	defer cancelAlloc()
-	ctx, cancel := chromedp.NewContext(actx)
-	defer cancel()
-	if err := chromedp.Do(ctx); err != nil {
-		t.Fatalf("starting %s: %v", chromiumPath, err)
-	}
+	ctx := startChromium(t, chromiumPath)
 	eval := func(url, expr string) string {
 		t.Helper()
 		sctx, cancel := context.WithTimeout(ctx, 20*time.Second)
@@ -54,4 +45,21 @@ func TestPublicBrowser(t *testing.T) {
 			t.Errorf("%s: %s = %q, want %q", tc.path, tc.expr, got, tc.want)
 		}
 	}
+}
+
+// startChromium starts a headless Chromium for the test, stopped at its
+// end, and returns the context of its first tab.
+func startChromium(t *testing.T, chromiumPath string) context.Context {
+	t.Helper()
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(),
+		chromedp.ExecPath(chromiumPath), chromedp.UserDataDir(t.TempDir()), chromedp.Headless, chromedp.NoSandbox,
+		chromedp.DisableGPU, chromedp.NoFirstRun, chromedp.NoDefaultBrowserCheck,
+		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-dev-shm-usage", true))
+	t.Cleanup(cancelAlloc)
+	ctx, cancel := chromedp.NewContext(actx)
+	t.Cleanup(cancel)
+	if err := chromedp.Do(ctx); err != nil {
+		t.Fatalf("starting %s: %v", chromiumPath, err)
+	}
+	return ctx
 }
