@@ -220,6 +220,16 @@ write_gobench() {
 	echo "$GOBENCH"
 	echo '```'
 	echo
+	echo "## Go benchmark: WebSocket room broadcast"
+	echo
+	echo "A room of 10 WebSocket clients on loopback; \`one\`: App.Broadcast on the same"
+	echo "instance, \`two\`: on another instance sharing a NATS server. msgs/s counts the"
+	echo "messages the clients received."
+	echo
+	echo '```'
+	echo "$LIVEBENCH"
+	echo '```'
+	echo
 	echo "## Go benchmark: operations off and on, in process"
 	echo
 	echo "Scenario 1 without the network, operations off and on (metrics and the JSON"

@@ -445,6 +445,8 @@ if want gobench; then
 	go test -c -o "$WORK/host.test" ./host
 	GOBENCH=$(cd host && "$WORK/host.test" -test.run '^$' -test.bench 'BenchmarkDispatch' -test.benchmem -test.benchtime 1s 2>&1 | grep -E '^Benchmark|^cpu:')
 	note_cmd "go test ./host -run '^\$' -bench BenchmarkDispatch -benchmem -benchtime 1s"
+	LIVEBENCH=$(cd host && "$WORK/host.test" -test.run '^$' -test.bench 'BenchmarkRoomBroadcast' -test.benchmem -test.benchtime 2s 2>&1 | grep -E '^Benchmark')
+	note_cmd "go test ./host -run '^\$' -bench BenchmarkRoomBroadcast -benchmem -benchtime 2s"
 	OPSBENCH=""
 	for round in $(seq 1 3); do # interleaved: off, on, off, on, ...
 		for cfg in off on; do
