@@ -208,8 +208,8 @@ func (l *loader) hostProblem(dir, path string) string {
 		rel = l.dirs.rel(path)
 	}
 	e := loadError(l.log, err, rel)
-	if (e.Code == CodeCompileError || e.Code == CodeUndefinedMethod) && strings.HasPrefix(e.Hint, rel+":") {
-		return e.Hint
+	if strings.HasPrefix(e.Hint, rel+":") {
+		return e.Hint // the message names the file (and its position) itself
 	}
 	if e.Code == CodeCompileError {
 		return rel + ": " + e.Hint // a problem in a package the file imports
