@@ -77,6 +77,7 @@ var Rules = []Rule{
 	{"method-value", "a method value whose receiver changes before it is called", false, true},
 	{"embedded-methods", "a struct of the file embedding a compiled type whose methods fmt or encoding/json use", false, true},
 	{"fmt-types", "fmt printing the file's types (%T, %#v, %+v, Error and String methods)", false, true},
+	{"select-shared", "a select statement run by two requests or goroutines at once", false, true},
 }
 
 // applyRules reports the traps the file falls into.
@@ -91,6 +92,10 @@ func (fc *fileCheck) applyRules() {
 			fc.builtinRule(x)
 		case *ast.SelectorExpr:
 			fc.brokenSymbol(x)
+		case *ast.SelectStmt:
+			fc.report(x.Pos(), "select-shared", "the interpreter keeps a select statement's cases once per statement, not per call: "+
+				"two requests or goroutines running this select at once may wake on each other's channels; pause a stream with "+
+				"s.Wait(d), block in ws.Read, or keep the select in lib/ code that runs compiled (zealgo build, tiered serve)")
 		case *ast.TypeSpec:
 			fc.embeddedRule(x)
 		case *ast.FuncDecl:
