@@ -93,7 +93,7 @@ func dispatchAll(b *testing.B, c *Client, n int, done chan struct{}) {
 	}()
 	var next atomic.Int64
 	var wg sync.WaitGroup
-	for range 64 {
+	for range benchDispatchers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -110,3 +110,6 @@ func dispatchAll(b *testing.B, c *Client, n int, done chan struct{}) {
 	wg.Wait()
 	<-finished
 }
+
+// benchDispatchers is how many goroutines dispatch at once.
+var benchDispatchers = envInt("JSTASK_BENCH_DISPATCHERS", 64)
