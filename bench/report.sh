@@ -188,6 +188,29 @@ write_tasks() {
 		echo
 		echo "Burst answers: local \`${BURST[local]}\`; JetStream \`${BURST[js]}\`"
 	fi
+	if want tasks && [ -n "$TASKBENCH" ]; then
+		echo
+		write_taskbench
+	fi
+}
+
+# write_taskbench: the Go benchmark BenchmarkTaskEngines as a table, each
+# case's tasks/s beside the local pool's of the same run.
+write_taskbench() {
+	echo "In process (\`go test ./host -bench BenchmarkTaskEngines\`): 64 goroutines dispatch with"
+	echo "\`Server().Task\` (each task stored by the engine before Task returns), at most 512"
+	echo "tasks unfinished, ${TASK_BENCH_N:-20000} tasks a case; worker processes in coroutine mode."
+	echo "JetStream: an embedded NATS server of the benchmark's own, its file store fsyncing"
+	echo "every second (\`--nats-sync 1s\`) or every write (\`always\`, the default); \`2inst\`:"
+	echo "two Apps sharing the server, 1 worker each, each dispatching half. Load average"
+	echo "when it started: $TASKBENCH_LOAD."
+	echo
+	echo "| case | tasks/s | ÷ local pool |"
+	echo "|---|---:|---:|"
+	awk '{ name = $1; sub(/^BenchmarkTaskEngines\//, "", name); sub(/-[0-9]+$/, "", name)
+		for (i = 2; i < NF; i++) if ($(i+1) == "tasks/s") v = $i
+		names[++n] = name; vals[n] = v; if (name == "local-2w") base = v }
+		END { for (i = 1; i <= n; i++) printf "| %s | %.0f | %s |\n", names[i], vals[i], (base > 0 ? sprintf("%.2f", vals[i] / base) : "-") }' <<<"$TASKBENCH"
 }
 
 write_shared() {

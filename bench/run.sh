@@ -403,6 +403,12 @@ if want tasks; then
 		log "tasks $TASK_NOTE"
 	fi
 	stop "$JPID"
+	# In process: the local pool beside JetStream with 1 and 2 workers and with 2 instances.
+	log "tasks: go benchmark BenchmarkTaskEngines"
+	go test -c -o "$WORK/host.test" ./host
+	TASKBENCH_LOAD=$(uptime | sed 's/.*load average: //')
+	TASKBENCH=$(cd host && "$WORK/host.test" -test.run '^$' -test.bench 'BenchmarkTaskEngines' -test.benchtime "${TASK_BENCH_N:-20000}x" 2>&1 | grep -E '^Benchmark')
+	note_cmd "go test ./host -run '^\$' -bench BenchmarkTaskEngines -benchtime ${TASK_BENCH_N:-20000}x"
 fi
 
 # --- 4. hot reload ---------------------------------------------------------------

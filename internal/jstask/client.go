@@ -244,9 +244,7 @@ func (c *Client) original(ctx context.Context, seq uint64, t Task) (int64, error
 // ErrStreamLost; it is not created again.
 func (c *Client) publish(ctx context.Context, msg *nats.Msg, opts ...jetstream.PublishOpt) (*jetstream.PubAck, error) {
 	for pause := 20 * time.Millisecond; ; pause = min(2*pause, 500*time.Millisecond) {
-		actx, cancel := context.WithTimeout(ctx, 2*time.Second)
-		ack, err := c.js.PublishMsg(actx, msg, opts...)
-		cancel()
+		ack, err := publishAsync(ctx, c.js, msg, 2*time.Second, opts...)
 		if err == nil || !transient(err) {
 			return ack, err
 		}
@@ -263,6 +261,29 @@ func (c *Client) publish(ctx context.Context, msg *nats.Msg, opts ...jetstream.P
 	}
 }
 
+// publishAsync publishes msg without a request of its own (the
+// acknowledgements of all publishes under way come back on one
+// subscription, so that concurrent callers pipeline) and waits up to wait
+// for the server to store it.
+func publishAsync(ctx context.Context, js jetstream.JetStream, msg *nats.Msg, wait time.Duration, opts ...jetstream.PublishOpt) (*jetstream.PubAck, error) {
+	f, err := js.PublishMsgAsync(msg, opts...)
+	if err != nil {
+		return nil, err
+	}
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case ack := <-f.Ok():
+		return ack, nil
+	case err := <-f.Err():
+		return nil, err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case <-t.C:
+		return nil, context.DeadlineExceeded
+	}
+}
+
 // transient reports whether a publish may work when tried again: no
 // answer in time, no responders, or a stream between leaders.
 func transient(err error) bool {
@@ -273,7 +294,8 @@ func transient(err error) bool {
 	}
 	return errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrTimeout) ||
 		errors.Is(err, jetstream.ErrNoStreamResponse) || errors.Is(err, nats.ErrNoResponders) ||
-		errors.Is(err, nats.ErrConnectionReconnecting) || errors.Is(err, nats.ErrDisconnected)
+		errors.Is(err, nats.ErrConnectionReconnecting) || errors.Is(err, nats.ErrDisconnected) ||
+		errors.Is(err, jetstream.ErrTooManyStalledMsgs) || errors.Is(err, jetstream.ErrAsyncPublishTimeout)
 }
 
 // Close stops reading results and returns once the finish call under

@@ -53,6 +53,8 @@ func (w *Worker) handle(ctx context.Context, m jetstream.Msg, run Runner) {
 		_ = m.NakWithDelay(min(p.backoff<<min(n-1, 6), time.Hour))
 	case err != nil:
 		w.giveUp(m, t, err, n)
+	case w.resq != nil:
+		w.resq.record(m, t, result, n)
 	default:
 		w.record(m, t, result, nil, n)
 	}

@@ -61,6 +61,7 @@ type Worker struct {
 	recycled sync.Once
 	careful  atomic.Bool        // tasks delivered again came: pull one at a time
 	runs     jetstream.KeyValue // the runs alone of each task delivered again
+	resq     *resultQueue       // set by Run
 }
 
 // NewWorker creates or updates the streams and the workers' consumer.
@@ -110,6 +111,7 @@ func (w *Worker) Run(ctx context.Context, run Runner) error {
 	slots := make(chan struct{}, w.cfg.Concurrency)
 	var wg sync.WaitGroup
 	var running sync.RWMutex // held for reading by each task, for writing by a task run alone
+	w.resq = w.startResults()
 	err := w.pull(ctx, slots, func(m jetstream.Msg, batch bool) {
 		suspect := w.suspect(m)
 		switch {
@@ -141,6 +143,7 @@ func (w *Worker) Run(ctx context.Context, run Runner) error {
 		}()
 	})
 	w.drain(&wg, cancelTasks)
+	w.resq.close()
 	return err
 }
 
