@@ -192,3 +192,11 @@ func (a *core) close() error {
 	}
 	return nil
 }
+
+// cacheLen returns the number of files c holds; 0 before it exists.
+func cacheLen(c fileSource[*handlerFile]) int {
+	if c == nil {
+		return 0
+	}
+	return c.Len()
+}
