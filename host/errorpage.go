@@ -240,19 +240,6 @@ func errorData(e *Error, r *http.Request) map[string]any {
 		"Hint": e.Hint, "RequestID": requestID(r), "Path": r.URL.Path}
 }
 
-// devSource holds the source lines around a compile error; the page
-// shows them under the error's hint (file:line:col: message).
-type devSource struct {
-	Lines []devLine
-}
-
-type devLine struct {
-	N     int
-	Text  string
-	Hot   bool
-	Caret string // spaces up to the column, on the offending line
-}
-
 // devSource reads the lines around a compile error from the file, which
 // must lie inside the application root.
 func (a *site) devSource(ce *interp.Error) *devSource {

@@ -92,3 +92,29 @@ func asError(err error) *Error {
 func errorf(status int, code, format string, args ...any) *Error {
 	return &Error{Status: status, Code: code, Hint: fmt.Sprintf(format, args...)}
 }
+
+// devDetail is what the dev-mode error page shows of a panic or a
+// template error: a title and, for each frame, where and the source lines
+// around it.
+type devDetail struct {
+	Title  string
+	Frames []devFrame
+}
+
+type devFrame struct {
+	Where string     // "file:line func"; empty when the title says it
+	Src   *devSource // nil for a compiled frame
+}
+
+// devSource holds the source lines around a compile error; the page
+// shows them under the error's hint (file:line:col: message).
+type devSource struct {
+	Lines []devLine
+}
+
+type devLine struct {
+	N     int
+	Text  string
+	Hot   bool
+	Caret string // spaces up to the column, on the offending line
+}
