@@ -24,8 +24,7 @@ type App struct {
 	symbols []interp.Exports
 	reg     registration // what was registered before start
 
-	throttleOnce sync.Once
-	throttleMem  *memoryThrottle // the default ThrottleStore (throttle.go)
+	throttleMem lazyMemoryThrottle // the default ThrottleStore (throttle.go)
 
 	sup superviseState // crash isolation (supervise.go)
 

@@ -71,7 +71,9 @@ func (a *App) IsTaskWorker() bool { return a.worker }
 // Throttle returns the throttle called name, whose keys are apart from
 // those of other names, with the limit of Config.ThrottleLimit and
 // Config.ThrottleWindow.
-func (a *App) Throttle(name string) *Throttle { return newThrottle(a, name) }
+func (a *App) Throttle(name string) *Throttle {
+	return newThrottle(name, &a.cfg, throttleStore(&a.cfg, a.rt.nats.counter, &a.throttleMem), a.Logger)
+}
 
 // Broadcast sends msg to every WebSocket and stream that joined room
 // (WebSocket.Join, SSE.Join): in this process and, when the application

@@ -285,3 +285,34 @@ func (c compiledVars) mayDetach(l *loader) bool { return c.f.GoStmt || l.imports
 func (c compiledVars) needsInput(l *loader) bool {
 	return c.f.NamesInput || l.importsSource(c.f.Imports)
 }
+
+// registryListing lists a route tree from the compiled registry
+// (compiledListing, routetree.go).
+type registryListing struct{}
+
+// paths returns the paths of the registered files that start with
+// prefix.
+func (registryListing) paths(prefix string) []string {
+	registry.Lock()
+	defer registry.Unlock()
+	var out []string
+	for p := range registry.files {
+		if strings.HasPrefix(p, prefix) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// here reports whether the registered file rel serves from this
+// root: always, unless each of its versions serves only where its source
+// is (a test binary of several trees), and then when abs exists.
+func (registryListing) here(rel, abs string) bool {
+	for _, f := range compiledFor(rel) {
+		if !f.MatchSource {
+			return true
+		}
+	}
+	_, err := os.Stat(abs)
+	return err == nil
+}

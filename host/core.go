@@ -85,7 +85,8 @@ func (a *core) start() (err error) {
 	}); err != nil {
 		return err
 	}
-	se := &sessionEngine{cfg: &a.cfg, log: a.log, nats: &a.nats, ops: &a.ops, edge: &a.edge}
+	se := &sessionEngine{cfg: &a.cfg, log: a.log, nats: &a.nats, ops: &a.ops,
+		https: a.edge.isHTTPS, current: requestSession, saved: sessionSaved}
 	if a.sessions, err = se.newSessionManager(); err != nil { // session_config.go
 		return err
 	}
@@ -100,7 +101,7 @@ func (a *core) start() (err error) {
 		mw: a.setup.middleware, errorPages: app.reg.errorPages}); err != nil {
 		return err
 	}
-	a.hot.setupRoutes(&a.dirs, a.log) // route parameters (routematch.go)
+	a.hot.setupRoutes(&a.dirs, a.log) // route parameters (routetree.go)
 	a.echo = a.newEcho()
 	a.hot.response = *echo.NewResponse(nil, discardLog)
 	a.hot.coarse = coarseTimes(&a.cfg) && !a.ops.observing
@@ -191,4 +192,34 @@ func (a *core) close() error {
 		return a.api.Close()
 	}
 	return nil
+}
+
+// cacheLen returns the number of files c holds; 0 before it exists.
+func cacheLen(c fileSource[*handlerFile]) int {
+	if c == nil {
+		return 0
+	}
+	return c.Len()
+}
+
+// setupRoutes makes the route trees of api/ and public/ and logs the
+// conflicts they hold (check reports them too).
+func (h *hotPath) setupRoutes(dirs *appDirs, log *slog.Logger) {
+	var compiled compiledListing
+	if isCompiled() {
+		compiled = registryListing{}
+	}
+	h.apiTree = newRouteTree(dirs.api, "api", compiled, log)
+	h.pubTree = newRouteTree(dirs.public, "public", compiled, log)
+	for _, t := range []*routeTree{h.apiTree, h.pubTree} {
+		for _, c := range t.conflicts() {
+			log.Error("zealgo: route conflict: "+c.msg, "file", c.file)
+		}
+	}
+}
+
+// closeRoutes stops watching the route trees.
+func (h *hotPath) closeRoutes() {
+	_ = h.apiTree.close()
+	_ = h.pubTree.close()
 }

@@ -61,7 +61,8 @@ func (a *core) outer(st *reqState, w http.ResponseWriter, r *http.Request, next 
 	res.Header()["X-Request-Id"] = st.vals.one(st.id) // canonical key
 	// Metrics, access log, span name (ops.go); runs after the recover below.
 	if a.ops.observing {
-		defer a.ops.observe(st, r, res, a.ops.startObserving(st))
+		a.ops.startObserving()
+		defer func() { a.ops.observe(st.served(), st.id, st.start, r, res) }()
 	}
 	a.edge.apply(w, r, st) // frame headers, time limits (edge.go)
 	defer a.recoverOuter(st, r)

@@ -101,7 +101,7 @@
 //     which buffers them and sends them when the call ends; sessions save
 //     just before the header goes out (session.go).
 //
-// An error at any step is written by writeError (errors.go) in the format
+// An error at any step is written by writeError (errorpage.go) in the format
 // chosen when the request was routed: the JSON envelope under /api/, an
 // HTML error page or the envelope outside it, as the Accept header
 // prefers (negotiate.go).

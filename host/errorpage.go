@@ -3,6 +3,7 @@ package host
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"html/template"
 	"io"
 	"net/http"
@@ -21,7 +22,7 @@ import (
 // it is the {"error","hint"} envelope of the API. Under /api/ errors are
 // always JSON. servePublic wraps every response outside /api/ in a
 // publicWriter, which the request's state names as its error writer
-// (writeError, errors.go).
+// (writeError).
 //
 // The application replaces the HTML pages with ErrorPage or ErrorTemplate.
 // In dev mode (Config.Dev, `zealgo serve --dev`) a page that fails to
@@ -239,19 +240,6 @@ func errorData(e *Error, r *http.Request) map[string]any {
 		"Hint": e.Hint, "RequestID": requestID(r), "Path": r.URL.Path}
 }
 
-// devSource holds the source lines around a compile error; the page
-// shows them under the error's hint (file:line:col: message).
-type devSource struct {
-	Lines []devLine
-}
-
-type devLine struct {
-	N     int
-	Text  string
-	Hot   bool
-	Caret string // spaces up to the column, on the offending line
-}
-
 // devSource reads the lines around a compile error from the file, which
 // must lie inside the application root.
 func (a *site) devSource(ce *interp.Error) *devSource {
@@ -356,3 +344,80 @@ func defaultErrorPage(e *Error, r *http.Request, src *devSource, dev *devDetail)
 
 // isAPIPath reports whether path is /api or lies below it.
 func isAPIPath(path string) bool { return covers("/api", path) }
+
+// writeError sends e as the whole response, replacing anything buffered,
+// in the format chosen for the request when it was routed: outside /api/
+// through its publicWriter, which holds the choice between an error page
+// and the JSON envelope (errorpage.go); under /api/, and before routing,
+// the JSON envelope.
+func writeError(w http.ResponseWriter, r *http.Request, e *Error) {
+	if res, ok := w.(*Response); ok {
+		res.reset()
+	}
+	if st := stateOf(r); st != nil && st.pages != nil {
+		st.pages.writeError(w, r, e)
+		return
+	}
+	writeJSONError(w, r, e)
+}
+
+// writeJSONError sends e as the JSON envelope {"error", "hint", ...}, or
+// under /api/ as the application's error formatter shapes it
+// (App.ErrorFormatter).
+func writeJSONError(w http.ResponseWriter, r *http.Request, e *Error) {
+	for k, v := range e.Header {
+		w.Header()[k] = v
+	}
+	b, err := formatError(r, e)
+	if err != nil {
+		b = []byte(`{"error":"internal_error","hint":"the error could not be encoded"}`)
+	}
+	h := w.Header()
+	h.Set("Content-Type", contentJSON)
+	h.Del("Content-Length")
+	h.Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(e.Status)
+	_, _ = w.Write(b)
+}
+
+// formatError encodes the body of e: the error formatter's value for a
+// request under /api/, if there is a formatter and its value encodes,
+// else the envelope. A formatter that panics is logged and the envelope
+// sent.
+func formatError(r *http.Request, e *Error) (b []byte, err error) {
+	if r == nil || !isAPIPath(r.URL.Path) {
+		return json.Marshal(e.body())
+	}
+	f := errorFormat(r) // setupgen.go
+	if f == nil {
+		return json.Marshal(e.body())
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			if st := stateOf(r); st != nil {
+				st.app.log.Error("error formatter panicked", "request_id", requestID(r), "panic", interp.DescribePanic(p))
+			}
+			b, err = json.Marshal(e.body())
+		}
+	}()
+	v := f(r, &Error{Status: e.Status, Code: e.Code, Hint: e.Hint, Fields: e.Fields})
+	if v != nil {
+		if b, err = json.Marshal(v); err == nil {
+			return b, nil
+		}
+	}
+	return json.Marshal(e.body())
+}
+
+// fail sends err: an *Error as it is, anything else as a 500
+// internal_error whose cause goes to the log under the request id.
+func (a *core) fail(w http.ResponseWriter, r *http.Request, err error) {
+	e := asError(err)
+	if e == nil {
+		id := requestID(r)
+		a.log.Error("handler error", "request_id", id, "path", r.URL.Path, "err", err)
+		e = internalError(id)
+		a.devTemplateError(e, err)
+	}
+	writeError(w, r, e)
+}

@@ -1,12 +1,9 @@
 package host
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
-	"reflect"
-	"sort"
 
 	"github.com/zealgo/zealgo/interp"
 )
@@ -75,83 +72,6 @@ func (e *Error) body() map[string]any {
 	return m
 }
 
-// writeError sends e as the whole response, replacing anything buffered,
-// in the format chosen for the request when it was routed: outside /api/
-// through its publicWriter, which holds the choice between an error page
-// and the JSON envelope (errorpage.go); under /api/, and before routing,
-// the JSON envelope.
-func writeError(w http.ResponseWriter, r *http.Request, e *Error) {
-	if res, ok := w.(*Response); ok {
-		res.reset()
-	}
-	if st := stateOf(r); st != nil && st.pages != nil {
-		st.pages.writeError(w, r, e)
-		return
-	}
-	writeJSONError(w, r, e)
-}
-
-// writeJSONError sends e as the JSON envelope {"error", "hint", ...}, or
-// under /api/ as the application's error formatter shapes it
-// (App.ErrorFormatter).
-func writeJSONError(w http.ResponseWriter, r *http.Request, e *Error) {
-	for k, v := range e.Header {
-		w.Header()[k] = v
-	}
-	b, err := formatError(r, e)
-	if err != nil {
-		b = []byte(`{"error":"internal_error","hint":"the error could not be encoded"}`)
-	}
-	h := w.Header()
-	h.Set("Content-Type", contentJSON)
-	h.Del("Content-Length")
-	h.Set("X-Content-Type-Options", "nosniff")
-	w.WriteHeader(e.Status)
-	_, _ = w.Write(b)
-}
-
-// formatError encodes the body of e: the error formatter's value for a
-// request under /api/, if there is a formatter and its value encodes,
-// else the envelope. A formatter that panics is logged and the envelope
-// sent.
-func formatError(r *http.Request, e *Error) (b []byte, err error) {
-	if r == nil || !isAPIPath(r.URL.Path) {
-		return json.Marshal(e.body())
-	}
-	f := errorFormat(r) // setupgen.go
-	if f == nil {
-		return json.Marshal(e.body())
-	}
-	defer func() {
-		if p := recover(); p != nil {
-			if st := stateOf(r); st != nil {
-				st.app.log.Error("error formatter panicked", "request_id", requestID(r), "panic", interp.DescribePanic(p))
-			}
-			b, err = json.Marshal(e.body())
-		}
-	}()
-	v := f(r, &Error{Status: e.Status, Code: e.Code, Hint: e.Hint, Fields: e.Fields})
-	if v != nil {
-		if b, err = json.Marshal(v); err == nil {
-			return b, nil
-		}
-	}
-	return json.Marshal(e.body())
-}
-
-// fail sends err: an *Error as it is, anything else as a 500
-// internal_error whose cause goes to the log under the request id.
-func (a *core) fail(w http.ResponseWriter, r *http.Request, err error) {
-	e := asError(err)
-	if e == nil {
-		id := requestID(r)
-		a.log.Error("handler error", "request_id", id, "path", r.URL.Path, "err", err)
-		e = internalError(id)
-		a.devTemplateError(e, err)
-	}
-	writeError(w, r, e)
-}
-
 // internalError is the 500 a client gets for a failure whose details only
 // the log holds, under the request id.
 func internalError(id string) *Error {
@@ -169,24 +89,32 @@ func asError(err error) *Error {
 	return nil
 }
 
-// apiNames are the exported methods and fields of *API, the candidates of
-// did_you_mean.
-var apiNames = func() []string {
-	t := reflect.TypeOf(&API{})
-	var names []string
-	for i := 0; i < t.NumMethod(); i++ {
-		names = append(names, t.Method(i).Name)
-	}
-	st := t.Elem()
-	for i := 0; i < st.NumField(); i++ {
-		if f := st.Field(i); f.IsExported() {
-			names = append(names, f.Name)
-		}
-	}
-	sort.Strings(names)
-	return names
-}()
-
 func errorf(status int, code, format string, args ...any) *Error {
 	return &Error{Status: status, Code: code, Hint: fmt.Sprintf(format, args...)}
+}
+
+// devDetail is what the dev-mode error page shows of a panic or a
+// template error: a title and, for each frame, where and the source lines
+// around it.
+type devDetail struct {
+	Title  string
+	Frames []devFrame
+}
+
+type devFrame struct {
+	Where string     // "file:line func"; empty when the title says it
+	Src   *devSource // nil for a compiled frame
+}
+
+// devSource holds the source lines around a compile error; the page
+// shows them under the error's hint (file:line:col: message).
+type devSource struct {
+	Lines []devLine
+}
+
+type devLine struct {
+	N     int
+	Text  string
+	Hot   bool
+	Caret string // spaces up to the column, on the offending line
 }

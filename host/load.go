@@ -8,6 +8,8 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"reflect"
+	"sort"
 	"strings"
 
 	"github.com/zealgo/zealgo/interp"
@@ -168,7 +170,7 @@ func (l *loader) cacheOptions() interp.CacheOptions {
 		IdleTTL:    l.cfg.UnloadIdle,
 		OnReload:   l.logReload,
 		OnError:    func(err error) { l.log.Error("zealgo: file watcher", "err", err) },
-		Observer:   l.ops.compileObserver(l.dirs),
+		Observer:   l.ops.compileObserver(l.dirs.api, l.dirs.public),
 		Deps: func(path string) []string { // the application packages it imports
 			return interp.Dependencies(path, interp.Options{Symbols: l.app.symbols, Module: l.dirs.module})
 		},
@@ -202,3 +204,21 @@ func (w *logWriter) Write(p []byte) (int, error) {
 	}
 	return len(p), nil
 }
+
+// apiNames are the exported methods and fields of *API, the candidates of
+// did_you_mean.
+var apiNames = func() []string {
+	t := reflect.TypeOf(&API{})
+	var names []string
+	for i := 0; i < t.NumMethod(); i++ {
+		names = append(names, t.Method(i).Name)
+	}
+	st := t.Elem()
+	for i := 0; i < st.NumField(); i++ {
+		if f := st.Field(i); f.IsExported() {
+			names = append(names, f.Name)
+		}
+	}
+	sort.Strings(names)
+	return names
+}()

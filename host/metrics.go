@@ -147,14 +147,6 @@ func (o *opsState) registerGauges(g opsGauges) {
 	}))
 }
 
-// cacheLen returns the number of files c holds; 0 before it exists.
-func cacheLen(c fileSource[*handlerFile]) int {
-	if c == nil {
-		return 0
-	}
-	return c.Len()
-}
-
 // methodLabel returns the method label of a request's method: the
 // standard methods as they are, any other "OTHER".
 func methodLabel(method string) string {
@@ -182,11 +174,11 @@ type compileObserver struct {
 
 // compileObserver returns the observer of the caches, or nil without
 // metrics.
-func (o *opsState) compileObserver(dirs *appDirs) interp.Observer {
+func (o *opsState) compileObserver(api, public string) interp.Observer {
 	if o.metrics == nil {
 		return nil
 	}
-	return compileObserver{m: o.metrics, api: dirs.api, public: dirs.public}
+	return compileObserver{m: o.metrics, api: api, public: public}
 }
 
 func (o compileObserver) Built(path string, reload bool, d time.Duration, err error) {
@@ -259,10 +251,10 @@ func (o *opsState) closeMetricsServer() {
 	}
 }
 
-// MetricsAddr returns the address the metrics listener listens on (with
-// the port chosen when Config.Ops.MetricsAddr asked for port 0), or "".
-func (s *Server) MetricsAddr() string {
-	if ln := s.app.rt.ops.metricsSrv.ln; ln != nil {
+// metricsAddr returns the address the metrics listener listens on, or
+// "" (Server.MetricsAddr).
+func (o *opsState) metricsAddr() string {
+	if ln := o.metricsSrv.ln; ln != nil {
 		return ln.Addr().String()
 	}
 	return ""

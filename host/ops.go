@@ -170,7 +170,7 @@ func (o *opsState) root(h http.Handler, cfg *OpsConfig, probes []readyProbe) htt
 // observe records a finished request: metrics, the access log and the
 // name of its span. The outermost layer defers it when ops.observing is
 // set.
-func (o *opsState) observe(st *reqState, r *http.Request, res *echo.Response, start time.Duration) {
+func (o *opsState) observe(f servedFile, id string, start time.Duration, r *http.Request, res *echo.Response) {
 	var end time.Time // read only for the access log
 	var d time.Duration
 	if o.accessLog {
@@ -183,18 +183,14 @@ func (o *opsState) observe(st *reqState, r *http.Request, res *echo.Response, st
 	if status == 0 {
 		status = http.StatusOK // nothing written: net/http sends 200
 	}
-	file := ""
-	if st.file != nil {
-		file = st.file.rel
-	}
 	if m := o.metrics; m != nil {
-		m.request(st.file, r.Method, status, d) // ops_series.go
+		m.request(f, r.Method, status, d) // ops_series.go
 	}
 	if o.accessLog {
-		o.accessLogRecord(r, st.id, file, status, res.Size, end, d)
+		o.accessLogRecord(r, id, f.rel, status, res.Size, end, d)
 	}
 	if o.tracer != nil {
-		nameSpan(r, st.id, file)
+		nameSpan(r, id, f.rel)
 	}
 }
 
@@ -204,13 +200,11 @@ func (o *opsState) observe(st *reqState, r *http.Request, res *echo.Response, st
 // internal/deadline (clockNow).
 var clockBase = deadline.Base()
 
-// startObserving counts the request of st in flight and returns its
-// start (since clockBase, read when it came in); observe counts it out.
-func (o *opsState) startObserving(st *reqState) time.Duration {
+// startObserving counts a request in flight; observe counts it out.
+func (o *opsState) startObserving() {
 	if m := o.metrics; m != nil {
 		m.inflight.Add(1)
 	}
-	return st.start
 }
 
 // drain is the first step of a graceful shutdown: the readiness check

@@ -36,7 +36,8 @@ func BenchmarkObserve(b *testing.B) {
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
 				st.start = time.Since(clockBase)
-				a.rt.ops.observe(st, r, res, a.rt.ops.startObserving(st))
+				a.rt.ops.startObserving()
+				a.rt.ops.observe(st.served(), st.id, st.start, r, res)
 			}
 		})
 	}

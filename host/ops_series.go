@@ -19,6 +19,14 @@ import (
 // seriesSlot is where a handlerFile keeps its fileSeries.
 type seriesSlot struct{ p atomic.Pointer[fileSeries] }
 
+// servedFile is the handler file that answered a request, as its metrics
+// and the access log see it: its label and its seriesSlot (the zero
+// value: no file answered).
+type servedFile struct {
+	rel    string
+	series *seriesSlot
+}
+
 // fileSeries are the request series of one handler file.
 type fileSeries struct {
 	file string // the handler label
@@ -40,9 +48,9 @@ type requestSeries struct {
 // beyond it, requests find their children through the vectors again.
 const maxSeriesPerFile = 64
 
-// seriesOf returns the request series of f, nil for none.
-func (m *metrics) seriesOf(f *handlerFile) *fileSeries {
-	if f == nil {
+// seriesOf returns the request series of f.
+func (m *metrics) seriesOf(f servedFile) *fileSeries {
+	if f.series == nil {
 		return m.none
 	}
 	if s := f.series.p.Load(); s != nil {
@@ -96,8 +104,8 @@ func (s *fileSeries) add(m *metrics, method string, status int) requestSeries {
 	return rs
 }
 
-// request counts a finished request of f (nil: no file answered).
-func (m *metrics) request(f *handlerFile, method string, status int, d time.Duration) {
+// request counts a finished request of f.
+func (m *metrics) request(f servedFile, method string, status int, d time.Duration) {
 	m.inflight.Add(-1)
 	rs := m.seriesOf(f).find(m, methodLabel(method), status)
 	rs.requests.Inc()

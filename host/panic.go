@@ -95,19 +95,6 @@ func (a *core) panicError(id string, pi *panicInfo) *Error {
 	return e
 }
 
-// devDetail is what the dev-mode error page shows of a panic or a
-// template error: a title and, for each frame, where and the source lines
-// around it.
-type devDetail struct {
-	Title  string
-	Frames []devFrame
-}
-
-type devFrame struct {
-	Where string     // "file:line func"; empty when the title says it
-	Src   *devSource // nil for a compiled frame
-}
-
 // templateErrPos finds the template and the position in an error of
 // html/template or text/template: "template: home:3:14: ..." (execution),
 // "template: home:3: ..." (parsing), "html/template:home:3:5: ..."

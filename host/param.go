@@ -5,11 +5,6 @@ package host
 // [...name] one or more remaining segments. The values a request's route
 // matched travel in its state (reqState.params) to the handler's API.
 
-// routeParam is one parameter of a matched route: its name, from the file
-// or directory name ([slug]), and its value, the percent-decoded URL
-// segment (segments, joined by "/", for [...name]).
-type routeParam struct{ name, value string }
-
 // Param returns the value of the route parameter name: for
 // api/articles/[slug].go serving /api/articles/how-to-train,
 // api.Param("slug") is "how-to-train". The value is percent-decoded and

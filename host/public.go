@@ -248,7 +248,7 @@ func (a *site) publicInner(w http.ResponseWriter, r *http.Request, p publicPath)
 			redirect(w, r, urlOf(p.segs, true))
 			return
 		}
-		if !a.tryParamPage(w, r, p) { // routematch.go
+		if !a.tryParamPage(w, r, p) {
 			a.notFound(w, r)
 		}
 		return
@@ -271,7 +271,7 @@ func (a *site) publicInner(w http.ResponseWriter, r *http.Request, p publicPath)
 		redirect(w, r, urlOf(p.segs, false))
 		return
 	}
-	if !a.tryParamPage(w, r, p) { // routematch.go
+	if !a.tryParamPage(w, r, p) {
 		a.notFound(w, r)
 	}
 }
@@ -376,4 +376,50 @@ func (a *site) pageLoadError(w http.ResponseWriter, r *http.Request, err error) 
 		errors.As(err, &shown.compile) // for the source lines around it
 	}
 	writeError(w, r, shown)
+}
+
+// findPage searches the page tree for segs (index as in routeSearch) and
+// returns the page file's path below public/ and its parameters.
+func (a *site) findPage(segs []string, index string) (string, []routeParam, bool) {
+	t := a.hot.pubTree
+	if t == nil {
+		return "", nil, false
+	}
+	s := routeSearch{t: t, segs: segs, index: index, exact: notPattern}
+	rel, ok := s.find("", 0)
+	if !ok || len(s.params) == 0 { // an exact page: publicInner's own
+		return "", nil, false
+	}
+	return rel, s.params, true
+}
+
+// tryParamPage serves the page a parameter route gives p, or redirects
+// to its canonical URL, as publicInner does for exact pages, and reports
+// whether it did.
+func (a *site) tryParamPage(w http.ResponseWriter, r *http.Request, p publicPath) bool {
+	n := len(p.segs)
+	if p.dir {
+		if rel, ps, ok := a.findPage(p.segs, "index"); ok {
+			return a.servePage(w, r, rel, ps)
+		}
+		if _, _, ok := a.findPage(p.segs, ""); ok && n > 0 {
+			redirect(w, r, urlOf(p.segs, false))
+			return true
+		}
+		return false
+	}
+	if p.segs[n-1] == "index" {
+		if _, _, ok := a.findPage(p.segs[:n-1], "index"); ok {
+			redirect(w, r, urlOf(p.segs[:n-1], true))
+			return true
+		}
+	}
+	if rel, ps, ok := a.findPage(p.segs, ""); ok {
+		return a.servePage(w, r, rel, ps)
+	}
+	if _, _, ok := a.findPage(p.segs, "index"); ok {
+		redirect(w, r, urlOf(p.segs, true))
+		return true
+	}
+	return false
 }

@@ -184,3 +184,8 @@ func routeKey(u *url.URL) string {
 func within(dir, path string) bool {
 	return strings.HasPrefix(path, dir+string(filepath.Separator))
 }
+
+// routeParam is one parameter of a matched route: its name, from the file
+// or directory name ([slug]), and its value, the percent-decoded URL
+// segment (segments, joined by "/", for [...name]).
+type routeParam struct{ name, value string }

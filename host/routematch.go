@@ -1,7 +1,6 @@
 package host
 
 import (
-	"log/slog"
 	"net/http"
 	"net/url"
 	"path/filepath"
@@ -187,71 +186,6 @@ func paramRoute(dir, rel string, params []routeParam) apiRoute {
 		rt.module, rt.action = stem[:i], stem[i+1:]
 	}
 	return rt
-}
-
-// findPage searches the page tree for segs (index as in routeSearch) and
-// returns the page file's path below public/ and its parameters.
-func (a *site) findPage(segs []string, index string) (string, []routeParam, bool) {
-	t := a.hot.pubTree
-	if t == nil {
-		return "", nil, false
-	}
-	s := routeSearch{t: t, segs: segs, index: index, exact: notPattern}
-	rel, ok := s.find("", 0)
-	if !ok || len(s.params) == 0 { // an exact page: publicInner's own
-		return "", nil, false
-	}
-	return rel, s.params, true
-}
-
-// tryParamPage serves the page a parameter route gives p, or redirects
-// to its canonical URL, as publicInner does for exact pages, and reports
-// whether it did.
-func (a *site) tryParamPage(w http.ResponseWriter, r *http.Request, p publicPath) bool {
-	n := len(p.segs)
-	if p.dir {
-		if rel, ps, ok := a.findPage(p.segs, "index"); ok {
-			return a.servePage(w, r, rel, ps)
-		}
-		if _, _, ok := a.findPage(p.segs, ""); ok && n > 0 {
-			redirect(w, r, urlOf(p.segs, false))
-			return true
-		}
-		return false
-	}
-	if p.segs[n-1] == "index" {
-		if _, _, ok := a.findPage(p.segs[:n-1], "index"); ok {
-			redirect(w, r, urlOf(p.segs[:n-1], true))
-			return true
-		}
-	}
-	if rel, ps, ok := a.findPage(p.segs, ""); ok {
-		return a.servePage(w, r, rel, ps)
-	}
-	if _, _, ok := a.findPage(p.segs, "index"); ok {
-		redirect(w, r, urlOf(p.segs, true))
-		return true
-	}
-	return false
-}
-
-// setupRoutes makes the route trees of api/ and public/ and logs the
-// conflicts they hold (check reports them too).
-func (h *hotPath) setupRoutes(dirs *appDirs, log *slog.Logger) {
-	compiled := isCompiled()
-	h.apiTree = newRouteTree(dirs.api, "api", compiled, log)
-	h.pubTree = newRouteTree(dirs.public, "public", compiled, log)
-	for _, t := range []*routeTree{h.apiTree, h.pubTree} {
-		for _, c := range t.conflicts() {
-			log.Error("zealgo: route conflict: "+c.msg, "file", c.file)
-		}
-	}
-}
-
-// closeRoutes stops watching the route trees.
-func (h *hotPath) closeRoutes() {
-	_ = h.apiTree.close()
-	_ = h.pubTree.close()
 }
 
 // routeURL returns how `zealgo routes` prints the URL of a file's path

@@ -25,9 +25,9 @@ import (
 
 // routeTree lists the directories below one root (api/ or public/).
 type routeTree struct {
-	root     string // absolute, clean, symlinks resolved
-	prefix   string // the root's path relative to the application root: "api" or "public"
-	compiled bool   // listed from the compiled registry (never changes)
+	root     string          // absolute, clean, symlinks resolved
+	prefix   string          // the root's path relative to the application root: "api" or "public"
+	compiled compiledListing // lists the tree of a built binary; nil: the disk (never changes)
 	log      *slog.Logger
 
 	gen     atomic.Uint64 // moves on whenever a listing may have changed
@@ -52,11 +52,22 @@ type routeDir struct {
 	conflict string
 }
 
-// newRouteTree returns the tree of root, watched unless compiled.
-func newRouteTree(root, prefix string, compiled bool, log *slog.Logger) *routeTree {
+// compiledListing lists the tree of a built binary: the compiled
+// registry (registryListing, compiled.go).
+type compiledListing interface {
+	// paths returns the registered paths that start with prefix.
+	paths(prefix string) []string
+	// here reports whether the registered file rel serves from this
+	// root, abs being where its source would be.
+	here(rel, abs string) bool
+}
+
+// newRouteTree returns the tree of root, listed from compiled in a
+// built binary (nil: from the disk, watched).
+func newRouteTree(root, prefix string, compiled compiledListing, log *slog.Logger) *routeTree {
 	t := &routeTree{root: root, prefix: prefix, compiled: compiled, log: log,
 		dirs: map[string]*routeDir{}, watched: map[string]bool{}}
-	if compiled {
+	if compiled != nil {
 		return t
 	}
 	w, err := fsnotify.NewWatcher()
@@ -131,7 +142,7 @@ func (t *routeTree) list(rel string) *routeDir {
 	}
 	gen := t.gen.Load()
 	var ok bool
-	if t.compiled {
+	if t.compiled != nil {
 		d, ok = t.listCompiled(rel), true
 	} else {
 		d, ok = t.listDisk(rel)
@@ -233,7 +244,7 @@ func (t *routeTree) listCompiled(rel string) *routeDir {
 		base += rel + "/"
 	}
 	d := &routeDir{dirs: map[string]bool{}, files: map[string]bool{}}
-	for _, p := range compiledPaths(base) {
+	for _, p := range t.compiled.paths(base) {
 		rest := p[len(base):]
 		if i := strings.IndexByte(rest, '/'); i >= 0 {
 			if name := rest[:i]; !strings.HasPrefix(name, ".") {
@@ -241,39 +252,12 @@ func (t *routeTree) listCompiled(rel string) *routeDir {
 			}
 			continue
 		}
-		if !strings.HasSuffix(rest, ".go") || !compiledHere(p, filepath.Join(filepath.Dir(t.root), filepath.FromSlash(p))) {
+		if !strings.HasSuffix(rest, ".go") || !t.compiled.here(p, filepath.Join(filepath.Dir(t.root), filepath.FromSlash(p))) {
 			continue
 		}
 		d.files[strings.TrimSuffix(rest, ".go")] = true
 	}
 	return d
-}
-
-// compiledPaths returns the paths of the registered files that start
-// with prefix.
-func compiledPaths(prefix string) []string {
-	registry.Lock()
-	defer registry.Unlock()
-	var out []string
-	for p := range registry.files {
-		if strings.HasPrefix(p, prefix) {
-			out = append(out, p)
-		}
-	}
-	return out
-}
-
-// compiledHere reports whether the registered file rel serves from this
-// root: always, unless each of its versions serves only where its source
-// is (a test binary of several trees), and then when abs exists.
-func compiledHere(rel, abs string) bool {
-	for _, f := range compiledFor(rel) {
-		if !f.MatchSource {
-			return true
-		}
-	}
-	_, err := os.Stat(abs)
-	return err == nil
 }
 
 // sortParams finds the parameters of d among its entries, and the
@@ -347,7 +331,7 @@ func (t *routeTree) conflicts() []routeConflict {
 		sort.Strings(names)
 		for _, name := range names {
 			child := joinRel(rel, name)
-			if !t.compiled { // a symlinked directory is checked where it is (inside the root)
+			if t.compiled == nil { // a symlinked directory is checked where it is (inside the root)
 				if fi, err := os.Lstat(t.abs(child)); err != nil || fi.Mode()&fs.ModeSymlink != 0 {
 					continue
 				}

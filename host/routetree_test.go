@@ -19,7 +19,7 @@ import (
 func BenchmarkRouteResolve(b *testing.B) {
 	dir := filepath.Join(b.TempDir(), "api")
 	writeFiles(b, dir, "bench/noop.go", "bench/[id].go")
-	t := newRouteTree(dir, "api", false, slog.Default())
+	t := newRouteTree(dir, "api", nil, slog.Default())
 	b.Cleanup(func() { t.close() })
 	var c routeCache
 	for _, tc := range []struct{ name, target string }{{"static", "/api/bench/noop"}, {"param", "/api/bench/how-to-train"}} {
@@ -61,7 +61,7 @@ func writeFiles(t testing.TB, dir string, files ...string) {
 func TestRouteCacheParams(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "api")
 	writeFiles(t, dir, "articles/[slug].go", "articles/[slug]/comments/[id].go")
-	tree := newRouteTree(dir, "api", false, slog.Default())
+	tree := newRouteTree(dir, "api", nil, slog.Default())
 	defer tree.close()
 	var c routeCache
 	for i := range 4 * routeCacheSize {
@@ -100,7 +100,7 @@ func TestRouteTreeSymlinkLoop(t *testing.T) {
 			t.Skip("no symlinks:", err)
 		}
 	}
-	tree := newRouteTree(dir, "api", false, slog.Default())
+	tree := newRouteTree(dir, "api", nil, slog.Default())
 	defer tree.close()
 	done := make(chan struct{})
 	go func() {
@@ -139,7 +139,7 @@ func FuzzRouteParams(f *testing.F) {
 	dir := filepath.Join(f.TempDir(), "api")
 	writeFiles(f, dir, "articles/[slug].go", "articles/feed.go", "articles/[slug]/comments/[id].go",
 		"files/[...path].go", "users/me/settings.go", "users/[id]/posts.go")
-	tree := newRouteTree(dir, "api", false, slog.Default())
+	tree := newRouteTree(dir, "api", nil, slog.Default())
 	f.Cleanup(func() { tree.close() })
 	f.Fuzz(func(t *testing.T, target string) {
 		u, err := url.ParseRequestURI(target)
@@ -188,7 +188,7 @@ func TestRouteParamSymlinkOut(t *testing.T) {
 			t.Skip("no symlinks:", err)
 		}
 	}
-	tree := newRouteTree(dir, "api", false, slog.Default())
+	tree := newRouteTree(dir, "api", nil, slog.Default())
 	defer tree.close()
 	for _, target := range []string{"/api/anything/secret", "/api/in/secret", "/api/in/other"} {
 		rt, e := tree.resolveAPI(dir, httptest.NewRequest(http.MethodGet, target, nil))

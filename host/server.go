@@ -77,3 +77,7 @@ func (s *Server) TaskContext(ctx context.Context, t Task) (int64, error) {
 func (s *Server) TaskWorkerPIDs() []int {
 	return s.app.rt.tasks.engine.PIDs()
 }
+
+// MetricsAddr returns the address the metrics listener listens on (with
+// the port chosen when Config.Ops.MetricsAddr asked for port 0), or "".
+func (s *Server) MetricsAddr() string { return s.app.rt.ops.metricsAddr() }

@@ -257,10 +257,10 @@ func (s *Session) savedBy(sess *sessions.Session) {
 }
 
 // requestSession is the session engine's Config.Current: the session a
-// request of this application has already loaded, so that the store's Get
-// returns it rather than a second copy.
-func (a *sessionEngine) requestSession(r *http.Request) *sessions.Session {
-	if g := contextOf(r); g != nil && g.Session.m != nil && g.Session.m == a.sessions {
+// request of this application (of manager m) has already loaded, so that
+// the store's Get returns it rather than a second copy.
+func requestSession(r *http.Request, m *sessionstore.Manager) *sessions.Session {
+	if g := contextOf(r); g != nil && g.Session.m != nil && g.Session.m == m {
 		return g.Session.raw()
 	}
 	return nil

@@ -4,10 +4,12 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"os"
 	"path/filepath"
 	"time"
 
+	"github.com/gorilla/sessions"
 	"github.com/zealgo/zealgo/internal/natskv"
 	"github.com/zealgo/zealgo/internal/sessionstore"
 )
@@ -89,13 +91,17 @@ func WithSessionBackend(b SessionBackend) Option {
 }
 
 // sessionEngine makes the session engine at start-up from what it is
-// given (newSessionManager) and answers its Current (requestSession).
+// given (newSessionManager).
 type sessionEngine struct {
-	cfg      *Config
-	log      *slog.Logger
-	nats     *natsState // the NATS key-value store, when the sessions are kept there
-	ops      *opsState  // counts the backend's errors
-	edge     *edgeState // whether a request came over HTTPS
+	cfg  *Config
+	log  *slog.Logger
+	nats *natsState // the NATS key-value store, when the sessions are kept there
+	ops  *opsState  // counts the backend's errors
+	// https tells whether a request came over HTTPS (edge.go); current
+	// and saved find and mark a request's session (session.go).
+	https    func(*http.Request) bool
+	current  func(*http.Request, *sessionstore.Manager) *sessions.Session
+	saved    func(*http.Request, *sessions.Session)
 	sessions *sessionstore.Manager
 }
 
@@ -123,7 +129,8 @@ func (a *sessionEngine) newSessionManager() (*sessionstore.Manager, error) {
 	m, err := sessionstore.New(sessionstore.Config{
 		Backend: a.ops.countSessionErrors(backend), Secret: cfg.Secret, SecretFile: filepath.Join(a.cfg.DataDir, "session.secret"),
 		CookieName: cfg.CookieName, MaxAge: cfg.MaxAge, Log: a.log,
-		Current: a.requestSession, Saved: sessionSaved, HTTPS: a.edge.isHTTPS,
+		Current: func(r *http.Request) *sessions.Session { return a.current(r, a.sessions) },
+		Saved:   a.saved, HTTPS: a.https,
 	})
 	if err != nil && owned {
 		_ = sessionstore.CloseBackend(backend)

@@ -288,3 +288,11 @@ func (st *reqState) cancel() {
 		close(st.done)
 	}
 }
+
+// served returns the file that answered st's request, for ops.observe.
+func (st *reqState) served() servedFile {
+	if st.file == nil {
+		return servedFile{}
+	}
+	return servedFile{rel: st.file.rel, series: &st.file.series}
+}

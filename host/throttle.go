@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"log/slog"
 	"math"
 	"net/http"
 	"strconv"
@@ -66,33 +67,41 @@ type Throttle struct {
 	limit  int
 	window time.Duration
 	store  ThrottleStore
-	app    *App
+	log    func() *slog.Logger // the application's log (App.Logger)
 }
 
-// newThrottle is App.Throttle.
-func newThrottle(a *App, name string) *Throttle {
-	limit, window := a.cfg.ThrottleLimit, a.cfg.ThrottleWindow
+// newThrottle is App.Throttle: a throttle of cfg's limit and window on
+// store.
+func newThrottle(name string, cfg *Config, store ThrottleStore, log func() *slog.Logger) *Throttle {
+	limit, window := cfg.ThrottleLimit, cfg.ThrottleWindow
 	if limit <= 0 {
 		limit = 5
 	}
 	if window <= 0 {
 		window = time.Minute
 	}
-	return &Throttle{name: name, limit: limit, window: window, store: throttleStore(a), app: a}
+	return &Throttle{name: name, limit: limit, window: window, store: store, log: log}
 }
 
 // throttleStore returns Config.ThrottleStore, else the NATS key-value
-// store when NATS is on (counter.go), else the memory store of the
-// application, made on first use.
-func throttleStore(a *App) ThrottleStore {
-	if a.cfg.ThrottleStore != nil {
-		return a.cfg.ThrottleStore
+// store when NATS is on (counter, counter.go), else the memory store of
+// the application, made on first use.
+func throttleStore(cfg *Config, counter *natskv.Counter, mem *lazyMemoryThrottle) ThrottleStore {
+	if cfg.ThrottleStore != nil {
+		return cfg.ThrottleStore
 	}
-	if a.rt.nats.counter != nil {
-		return natsThrottle{a.rt.nats.counter}
+	if counter != nil {
+		return natsThrottle{counter}
 	}
-	a.throttleOnce.Do(func() { a.throttleMem = &memoryThrottle{keys: map[string][]int64{}} })
-	return a.throttleMem
+	mem.once.Do(func() { mem.m = &memoryThrottle{keys: map[string][]int64{}} })
+	return mem.m
+}
+
+// lazyMemoryThrottle is the application's memory store, made on first
+// use.
+type lazyMemoryThrottle struct {
+	once sync.Once
+	m    *memoryThrottle
 }
 
 // key names k within the throttle; a long key (a username as typed) is
@@ -204,7 +213,7 @@ func (t *Throttle) Reset(keys ...string) {
 }
 
 func (t *Throttle) logFailure(err error) {
-	t.app.Logger().Error("zealgo: throttle store; attempt let through", "throttle", t.name, "err", err)
+	t.log().Error("zealgo: throttle store; attempt let through", "throttle", t.name, "err", err)
 }
 
 // memoryThrottle is the default ThrottleStore without NATS: the times of
