@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/traefik/yaegi/extract"
 	"golang.org/x/tools/go/packages"
@@ -52,6 +53,7 @@ func (g *generator) writeSymbols(ctx context.Context) error {
 	if err != nil || len(paths) == 0 {
 		return err
 	}
+	began := time.Now()
 	written := map[string]string{} // file -> import path
 	for _, p := range paths {
 		name, err := g.extractOne(p)
@@ -72,6 +74,8 @@ func (g *generator) writeSymbols(ctx context.Context) error {
 		return err
 	}
 	g.symbols = g.compileSymbols(ctx, written)
+	fmt.Fprintf(g.opts.Stderr, "zealgo build: interpreter symbols for %d of %d module package(s) the application imports, in %v\n",
+		len(written), len(paths), time.Since(began).Round(time.Millisecond))
 	return nil
 }
 
