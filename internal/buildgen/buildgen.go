@@ -122,6 +122,9 @@ func build(ctx context.Context, o Options) error {
 	if o.Overlay != "" {
 		return g.writeOverlay()
 	}
+	if err := g.writeSymbols(ctx); err != nil {
+		return err
+	}
 	if err := g.writeMain(ctx); err != nil {
 		return err
 	}
@@ -202,6 +205,7 @@ type generator struct {
 	files                []*file           // in the order found
 	byKey                map[string]*file
 	pkgDirs              map[string]bool
+	symbols              bool // the program carries symbol tables (symgen.go)
 }
 
 // prepareDir empties the generated files of an earlier build and writes a

@@ -62,6 +62,9 @@ func (g *generator) linkFile(pkg, what string) string {
 			fmt.Fprintf(&b, "\t_ %q // %s\n", g.importPath(f), f.rel)
 		}
 	}
+	if g.symbols {
+		fmt.Fprintf(&b, "\t_ %q // the interpreter's symbols of the packages the application imports\n", g.importBase+"/"+symbolsDir)
+	}
 	b.WriteString(")\n\n// The files that do not compile, registered with their errors.\nfunc init() {\n\tzg_host.RegisterCompiled(\n")
 	for _, f := range g.files {
 		if !f.registered {

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/zealgo/zealgo/examples/conduit/lib/auth"
 	"github.com/zealgo/zealgo/host"
 )
 
@@ -37,7 +38,7 @@ var put = func(api *host.API, db *sql.DB) (any, error) {
 	u := in.User
 	var hash *string
 	if u.Password != nil {
-		h, err := host.HashPassword(*u.Password)
+		h, err := auth.HashPassword(*u.Password)
 		if err != nil {
 			return nil, err
 		}

@@ -5,15 +5,11 @@ package main
 
 import (
 	"database/sql"
-	"strconv"
 	"strings"
-	"time"
 
+	"github.com/zealgo/zealgo/examples/conduit/lib/auth"
 	"github.com/zealgo/zealgo/host"
 )
-
-// tokenKey names the key that signs the tokens the jwt alias verifies.
-const tokenKey = "HS256,env=CONDUIT_JWT_SECRET"
 
 type registration struct {
 	User struct {
@@ -32,7 +28,7 @@ var post = func(api *host.API, db *sql.DB) (any, error) {
 	if err := taken(db, u.Username, u.Email); err != nil {
 		return nil, err
 	}
-	hash, err := host.HashPassword(u.Password)
+	hash, err := auth.HashPassword(u.Password)
 	if err != nil {
 		return nil, err
 	}
@@ -45,8 +41,7 @@ var post = func(api *host.API, db *sql.DB) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	token, err := host.SignToken(tokenKey, map[string]any{
-		"sub": strconv.FormatInt(id, 10), "exp": time.Now().Add(30 * 24 * time.Hour).Unix()})
+	token, err := auth.Token(id)
 	if err != nil {
 		return nil, err
 	}

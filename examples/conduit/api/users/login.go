@@ -7,14 +7,10 @@ package main
 import (
 	"database/sql"
 	"errors"
-	"strconv"
-	"time"
 
+	"github.com/zealgo/zealgo/examples/conduit/lib/auth"
 	"github.com/zealgo/zealgo/host"
 )
-
-// tokenKey names the key that signs the tokens the jwt alias verifies.
-const tokenKey = "HS256,env=CONDUIT_JWT_SECRET"
 
 type credentials struct {
 	User struct {
@@ -37,11 +33,10 @@ var post = func(api *host.API, db *sql.DB) (any, error) {
 		return nil, err
 	}
 	// An unknown email costs the same bcrypt check as a wrong password.
-	if !host.CheckPassword(hash, in.User.Password) {
+	if !auth.CheckPassword(hash, in.User.Password) {
 		return nil, host.NewError(401, "unauthorized", "email or password is invalid")
 	}
-	token, err := host.SignToken(tokenKey, map[string]any{
-		"sub": strconv.FormatInt(id, 10), "exp": time.Now().Add(30 * 24 * time.Hour).Unix()})
+	token, err := auth.Token(id)
 	if err != nil {
 		return nil, err
 	}
