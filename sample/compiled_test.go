@@ -30,6 +30,7 @@ func TestSampleCompiled(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the sample's tests a second time")
 	}
+	t.Parallel() // with the other tests that build: their builds and waits overlap
 	tmp := t.TempDir()
 	overlay := filepath.Join(tmp, "overlay.json")
 	var out bytes.Buffer
@@ -61,13 +62,16 @@ func TestSampleBuilt(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the sample")
 	}
+	t.Parallel()
 	tmp := t.TempDir()
 	bin := filepath.Join(tmp, "sample")
 	var out bytes.Buffer
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
+	genMu.Lock() // shares its generated packages with TestContainerRecipe's build (build_test.go)
 	_, err := buildgen.Build(ctx, buildgen.Options{Root: "..", Main: "github.com/zealgo/zealgo/sample",
-		Dir: filepath.Join(tmp, "gen"), Out: bin, Stderr: &out})
+		Dir: genDir(), Out: bin, Stderr: &out})
+	genMu.Unlock()
 	if err != nil {
 		t.Fatalf("%v\n%s", err, out.String())
 	}

@@ -62,6 +62,7 @@ func TestContainerRecipe(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the sample binary")
 	}
+	t.Parallel()
 	d := readDockerfile(t)
 	want := `CGO_ENABLED=0 go build -mod=mod -trimpath -ldflags="-s -w" -o /out/zealgo ./sample`
 	if strings.TrimSpace(d.build) != want {
@@ -73,23 +74,15 @@ func TestContainerRecipe(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	zealgo := filepath.Join(dir, "zealgo")
-	// The replay leaves out -trimpath and -ldflags, which change no
-	// behaviour, so that it shares the build cache with zealgo build's own
-	// compilations (CGO_ENABLED=0, -mod=mod) instead of compiling every
-	// dependency once more.
-	build := exec.Command("go", "build", "-mod=mod", "-o", zealgo, "./sample")
-	build.Dir = ".."
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	zealgo := sampleBinary(t) // the build stage's go build (build_test.go)
 	if out, err := exec.Command(zealgo, "check", "--root", "..").CombinedOutput(); err != nil {
 		t.Fatalf("the build stage's check: %v\n%s", err, out)
 	}
 	bin := filepath.Join(dir, "app")
-	gen := filepath.Join(t.TempDir(), "gen") // <root>/.zealgo/build in the image's build stage
-	if out, err := exec.Command(zealgo, "build", "--root", "..", "--dir", gen, "--embed", "-o", bin).CombinedOutput(); err != nil {
+	genMu.Lock() // genDir(): <root>/.zealgo/build in the image's build stage
+	out, err := exec.Command(zealgo, "build", "--root", "..", "--dir", genDir(), "--embed", "-o", bin).CombinedOutput()
+	genMu.Unlock()
+	if err != nil {
 		t.Fatalf("the build stage's zealgo build: %v\n%s", err, out)
 	}
 	assertStatic(t, bin)

@@ -27,11 +27,9 @@ func TestSampleDurability(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the sample binary")
 	}
+	t.Parallel()
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "sample")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := sampleBinary(t) // the container's build, shared (build_test.go)
 	root, err := filepath.Abs("..")
 	if err != nil {
 		t.Fatal(err)

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -288,7 +289,7 @@ func TestServeCrashLoopBacksOff(t *testing.T) {
 	root := testutil.WriteTree(t, crashFiles)
 	s, base, logs := supervised(t, root)
 	first := servingPID(t, base, 0)
-	time.Sleep(500 * time.Millisecond) // ran well: its death is a crash, not a loop
+	waitStable(t, logs, first)
 	if err := os.Rename(root, root+".away"); err != nil {
 		t.Fatal(err)
 	}
@@ -367,4 +368,26 @@ func TestServeUnsupervised(t *testing.T) {
 	if pid := servingPID(t, base, 0); pid != cmd.Process.Pid {
 		t.Errorf("/api/ping answers from %d, want the process itself, %d", pid, cmd.Process.Pid)
 	}
+}
+
+// stableAfter is the supervisor's default StableAfter: a server process
+// ready for that long has run well, and its death is a crash, not a loop.
+const stableAfter = 250 * time.Millisecond
+
+// waitStable waits until the supervisor has logged pid ready and that
+// report is older than stableAfter.
+func waitStable(t *testing.T, logs *testutil.Buffer, pid int) {
+	t.Helper()
+	line := regexp.MustCompile(fmt.Sprintf(`time=(\S+) level=INFO msg="supervisor: server process ready" pid=%d `, pid))
+	testutil.WaitFor(t, 15*time.Second, fmt.Sprintf("process %d ready for %v", pid, stableAfter), func() bool {
+		m := line.FindStringSubmatch(logs.String())
+		if m == nil {
+			return false
+		}
+		at, err := time.Parse(time.RFC3339Nano, m[1])
+		if err != nil {
+			t.Fatalf("the ready report's time %q: %v", m[1], err)
+		}
+		return time.Since(at) > stableAfter
+	})
 }

@@ -7,6 +7,8 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,6 +16,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -203,14 +206,44 @@ func TestServeSpecEndpoints(t *testing.T) {
 	}
 }
 
+// slowFile is a handler that stays in flight until the server at its
+// ?release= URL answers.
+const slowFile = `package main
+
+import (
+	"fmt"
+	"net/http"
+
+	"github.com/zealgo/zealgo/host"
+)
+
+var slow = func(api *host.API) any {
+	fmt.Println("handler started")
+	resp, err := http.Get(api.String("release"))
+	if err != nil {
+		return err.Error()
+	}
+	resp.Body.Close()
+	return "done"
+}
+`
+
 // TestServeGracefulShutdown: SIGTERM lets the request in flight finish,
-// then the process exits 0.
+// then the process exits 0. The handler is held until the test, having
+// sent SIGTERM, lets it go.
 func TestServeGracefulShutdown(t *testing.T) {
-	root := testutil.WriteTree(t, map[string]string{"api/slow.go": "package main\n\nimport (\n\t\"fmt\"\n\t\"time\"\n)\n\nvar slow = func() any {\n\tfmt.Println(\"handler started\")\n\ttime.Sleep(500 * time.Millisecond)\n\treturn \"done\"\n}\n"})
-	cmd, base, logs := serve(t, root)
+	root := testutil.WriteTree(t, map[string]string{"api/slow.go": slowFile})
+	// A drain delay makes the server log the start of its shutdown.
+	cmd, base, logs := serve(t, root, "--drain-delay", "1ms")
+	release := make(chan struct{})
+	held := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { <-release }))
+	defer held.Close()
+	var once sync.Once
+	let := func() { once.Do(func() { close(release) }) }
+	defer let() // before held.Close, which waits for the held request
 	result := make(chan string, 1)
 	go func() {
-		resp, err := http.Get(base + "/api/slow")
+		resp, err := http.Get(base + "/api/slow?release=" + url.QueryEscape(held.URL))
 		if err != nil {
 			result <- err.Error()
 			return
@@ -225,6 +258,10 @@ func TestServeGracefulShutdown(t *testing.T) {
 	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
+	testutil.WaitFor(t, 10*time.Second, "the server to begin its shutdown", func() bool {
+		return strings.Contains(logs.String(), "zealgo draining")
+	})
+	let()
 	if got := <-result; got != "done" {
 		t.Fatalf("in-flight request got %q", got)
 	}

@@ -282,7 +282,9 @@ func TestCrashLoopBacksOff(t *testing.T) {
 	var mu sync.Mutex
 	var starts []time.Time
 	failing := true
-	o := Options{MinBackoff: 50 * time.Millisecond, MaxBackoff: 200 * time.Millisecond, StableAfter: 10 * time.Millisecond,
+	// StableAfter of a nanosecond: the first child, once ready, has run
+	// well, so its death is a crash, not a loop.
+	o := Options{MinBackoff: 50 * time.Millisecond, MaxBackoff: 200 * time.Millisecond, StableAfter: time.Nanosecond,
 		Command: func() *exec.Cmd {
 			mu.Lock()
 			defer mu.Unlock()
@@ -291,7 +293,9 @@ func TestCrashLoopBacksOff(t *testing.T) {
 		}}
 	r := startRun(t, o)
 	first := r.pid(t, 0)
-	time.Sleep(50 * time.Millisecond) // past StableAfter: its death is a crash, not a loop
+	// It answers before the supervisor may have read its ready report.
+	ready := fmt.Sprintf(`msg="supervisor: server process ready" pid=%d `, first)
+	testutil.WaitFor(t, 15*time.Second, "the first child's ready report", func() bool { return strings.Contains(r.log.String(), ready) })
 	get(r.base + "/exit")
 	testutil.WaitFor(t, 15*time.Second, "six starts", func() bool {
 		mu.Lock()
