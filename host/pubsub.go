@@ -115,9 +115,9 @@ func (s *sharedState) subscribe(ctx context.Context, subject string, fn func(msg
 	}
 	var stop func()
 	if nc == nil {
-		stop = s.subscribeLocal(subject, fn)
+		stop = s.subscribeLocal(ctx, subject, fn)
 	} else {
-		sub, err := nc.Subscribe(pubSubjectPrefix+subject, func(m *nats.Msg) { s.call1(subject, fn, string(m.Data)) })
+		sub, err := nc.Subscribe(pubSubjectPrefix+subject, func(m *nats.Msg) { s.call1(ctx, subject, fn, string(m.Data)) })
 		if err != nil {
 			return nil, fmt.Errorf("zealgo: subscribe %s: %w", subject, err)
 		}
@@ -132,7 +132,7 @@ func (s *sharedState) subscribe(ctx context.Context, subject string, fn func(msg
 }
 
 // subscribeLocal subscribes in the process.
-func (s *sharedState) subscribeLocal(subject string, fn func(msg string)) func() {
+func (s *sharedState) subscribeLocal(ctx context.Context, subject string, fn func(msg string)) func() {
 	sub := &subscription{tokens: strings.Split(subject, "."), in: make(chan string, subscriptionBuffer), done: make(chan struct{})}
 	s.mu.Lock()
 	if s.subs == nil {
@@ -144,7 +144,7 @@ func (s *sharedState) subscribeLocal(subject string, fn func(msg string)) func()
 		for {
 			select {
 			case msg := <-sub.in:
-				s.call1(subject, fn, msg)
+				s.call1(ctx, subject, fn, msg)
 			case <-sub.done:
 				return
 			}
@@ -176,8 +176,12 @@ func (s *sharedState) deliverLocal(subject, msg string) {
 	}
 }
 
-// call1 calls a subscription's fn, logging a panic.
-func (s *sharedState) call1(subject string, fn func(string), msg string) {
+// call1 calls a subscription's fn, logging a panic; not once ctx is
+// done, though the subscription may not have stopped yet.
+func (s *sharedState) call1(ctx context.Context, subject string, fn func(string), msg string) {
+	if ctx.Err() != nil {
+		return
+	}
 	defer func() {
 		if pi := caught(recover()); pi != nil {
 			s.logger().Error("subscription panic", "subject", subject, "panic", pi.desc, "stack", pi.stack())
