@@ -188,7 +188,12 @@ func (o *opsState) observe(st *reqState, r *http.Request, res *echo.Response, st
 		file = st.file.rel
 	}
 	if m := o.metrics; m != nil {
-		m.request(st.file, r.Method, status, d) // ops_series.go
+		if st.live != 0 { // a WebSocket's or a stream's lifetime is no request duration
+			m.liveDuration.WithLabelValues(kindNames[st.live-1]).Observe(d.Seconds())
+			m.requestOnly(st.file, r.Method, status)
+		} else {
+			m.request(st.file, r.Method, status, d) // ops_series.go
+		}
 	}
 	if o.accessLog {
 		o.accessLogRecord(r, st.id, file, status, res.Size, end, d)

@@ -96,6 +96,13 @@ func (s *fileSeries) add(m *metrics, method string, status int) requestSeries {
 	return rs
 }
 
+// requestOnly counts a finished request of f whose duration is not a
+// request's: an upgraded connection or a stream.
+func (m *metrics) requestOnly(f *handlerFile, method string, status int) {
+	m.inflight.Add(-1)
+	m.seriesOf(f).find(m, methodLabel(method), status).requests.Inc()
+}
+
 // request counts a finished request of f (nil: no file answered).
 func (m *metrics) request(f *handlerFile, method string, status int, d time.Duration) {
 	m.inflight.Add(-1)
