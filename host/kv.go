@@ -174,7 +174,7 @@ func (kv *KV) do(ctx context.Context, op kvOp) (kvResult, error) {
 
 // checkKVBucket checks a bucket name: 1 to 64 letters, digits, '_' or '-'.
 func checkKVBucket(name string) error {
-	if name == "" || len(name) > 64 || !validName(name) {
+	if len(name) > 64 || !plainName(name) {
 		return fmt.Errorf("zealgo: kv bucket %q: want 1 to 64 letters, digits, '_' or '-'", name)
 	}
 	return nil
@@ -193,4 +193,17 @@ func checkKVKey(key string) error {
 		}
 	}
 	return nil
+}
+
+// plainName reports whether s is 1 or more letters, digits, '_' or '-'
+// (as validName, kept apart so that the shared state's files depend on
+// none of the server's).
+func plainName(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return s != ""
 }

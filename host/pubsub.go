@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+	"github.com/zealgo/zealgo/interp"
 )
 
 // Publish and subscribe (App.Publish, App.Subscribe): on NATS through
@@ -41,7 +42,7 @@ func checkSubject(subject string, wildcards bool) error {
 	for i, t := range tokens {
 		switch {
 		case wildcards && (t == "*" || t == ">" && i == len(tokens)-1):
-		case !validName(t):
+		case !plainName(t):
 			what := "letters, digits, '-' or '_'"
 			if wildcards {
 				what += ", '*', or a last '>'"
@@ -183,8 +184,13 @@ func (s *sharedState) call1(ctx context.Context, subject string, fn func(string)
 		return
 	}
 	defer func() {
-		if pi := caught(recover()); pi != nil {
-			s.logger().Error("subscription panic", "subject", subject, "panic", pi.desc, "stack", pi.stack())
+		if p := recover(); p != nil {
+			v, frames := interp.Recovered(p)
+			if frames == nil {
+				frames = interp.PanicFrames(2)
+			}
+			s.logger().Error("subscription panic", "subject", subject, "panic", interp.DescribePanic(v),
+				"stack", interp.FormatFrames(frames))
 		}
 	}()
 	fn(msg)
