@@ -76,8 +76,8 @@ func (a *App) Throttle(name string) *Throttle { return newThrottle(a, name) }
 // Broadcast sends msg to every WebSocket and stream that joined room
 // (WebSocket.Join, SSE.Join): in this process and, when the application
 // is on NATS, in every instance sharing it. It may be called from any
-// handler or task; a task worker reaches the server's connections only
-// through NATS, and returns an error without it.
+// handler or task: a task worker on NATS publishes there itself, one
+// without NATS hands the broadcast to its server.
 func (a *App) Broadcast(room, msg string) error {
 	if a.rt.shared.calls != nil { // a task worker without NATS: through its server (shared.go)
 		return a.rt.shared.call(callBroadcast, room, msg)
