@@ -78,9 +78,45 @@ func (a *App) Throttle(name string) *Throttle {
 // Broadcast sends msg to every WebSocket and stream that joined room
 // (WebSocket.Join, SSE.Join): in this process and, when the application
 // is on NATS, in every instance sharing it. It may be called from any
-// handler or task; a task worker reaches the server's connections only
-// through NATS, and returns an error without it.
-func (a *App) Broadcast(room, msg string) error { return a.rt.live.broadcast(room, msg) }
+// handler or task: a task worker on NATS publishes there itself, one
+// without NATS hands the broadcast to its server.
+func (a *App) Broadcast(room, msg string) error {
+	if a.rt.shared.calls != nil { // a task worker without NATS: through its server (shared.go)
+		return a.rt.shared.call(callBroadcast, room, msg)
+	}
+	return a.rt.live.broadcast(room, msg)
+}
+
+// KV returns the shared-state bucket called bucket (1 to 64 letters,
+// digits, '_' or '-'; another name makes every method fail with an
+// error saying so): get, put, delete, compare-and-set, counters and time
+// to live, shared by every instance and task on the same NATS, else kept
+// in the server process (see KV).
+//
+//	n, err := api.App().KV("likes").Incr(api.Context(), "post-"+id, 1)
+func (a *App) KV(bucket string) *KV {
+	return &KV{shared: &a.rt.shared, bucket: bucket, err: checkKVBucket(bucket)}
+}
+
+// Publish sends msg to the subscribers of subject (tokens of letters,
+// digits, '-' and '_' separated by '.'): through NATS to every instance
+// and task worker on it, else in the server process. Delivery is at most
+// once, to the subscriptions that exist when it is sent. It may be called
+// from any handler or task.
+func (a *App) Publish(subject, msg string) error { return a.rt.shared.publish(subject, msg) }
+
+// Subscribe calls fn with every message published to subject from now
+// on, one message at a time, until ctx is done or unsubscribe is called.
+// subject may hold '*' for one token and a last '>' for the rest
+// ("orders.*", "orders.>"). From a handler, pass the request's context
+// (api.Context(), or the WebSocket's or stream's): the subscription then
+// ends with the request, so a handler file that is saved and reloaded
+// leaves none behind. A subscription made with context.Background() (in
+// an OnStart hook) lasts until unsubscribe or the application closes. A
+// panic of fn is logged. A task worker can subscribe only on NATS.
+func (a *App) Subscribe(ctx context.Context, subject string, fn func(msg string)) (unsubscribe func(), err error) {
+	return a.rt.shared.subscribe(ctx, subject, fn)
+}
 
 // Routes compiles every handler and page file and lists what it serves.
 func (a *App) Routes() ([]Route, error) { return listRoutes(a) }

@@ -32,9 +32,10 @@ type core struct {
 	sessions *sessionstore.Manager // the session engine (session_config.go)
 	load     *loader               // compiles and analyzes the files (loader.go)
 	api      fileSource[*handlerFile]
-	site     site    // public/: pages, static files, templates, error pages (public.go)
-	tasks    tasks   // the task engine (task.go)
-	live     liveHub // WebSockets, streams and rooms (live_hub.go)
+	site     site        // public/: pages, static files, templates, error pages (public.go)
+	tasks    tasks       // the task engine (task.go)
+	live     liveHub     // WebSockets, streams and rooms (live_hub.go)
+	shared   sharedState // App.KV and publish/subscribe (shared.go)
 
 	echo *echo.Echo
 	root http.Handler // outermost layer, global middleware, then echo
@@ -74,6 +75,7 @@ func (a *core) start() (err error) {
 	if err := a.live.setup(&a.cfg, a.log, reg, nc); err != nil { // live_hub.go
 		return err
 	}
+	a.shared.setup(a.log, a.nats.replicas, a.live.bus.conn, a.live.broadcast) // shared.go
 	if a.db, err = openDB(&a.cfg, a.log, a.dirs.root, true); err != nil {
 		return err
 	}
@@ -110,7 +112,7 @@ func (a *core) start() (err error) {
 		return err
 	}
 	return a.tasks.start(taskDeps{cfg: &a.cfg, log: a.log, dirs: &a.dirs, nats: &a.nats, ops: &a.ops,
-		stat: a.load.statTask, onFinish: app.reg.onTaskFinish})
+		stat: a.load.statTask, onFinish: app.reg.onTaskFinish, onCall: a.shared.serveCall})
 }
 
 // newRoot builds the application's handler: the health checks and the
@@ -181,6 +183,7 @@ func (a *core) close() error {
 	stop, cancel := context.WithTimeout(context.Background(), time.Second)
 	a.live.close(stop.Done()) // what is still open: 1001 (live_hub.go)
 	cancel()
+	a.shared.close()
 	a.tasks.close(a.app.cfg.ShutdownTimeout)
 	_ = a.sessions.Close()
 	a.hot.closeRoutes()

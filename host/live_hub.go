@@ -88,6 +88,14 @@ func (h *liveHub) registerMetrics(reg *prometheus.Registry) {
 	}
 }
 
+// markLive records that the request r became a live connection of kind,
+// for the metrics (ops.go).
+func markLive(r *http.Request, kind int) {
+	if st := stateOf(r); st != nil {
+		st.live = uint8(kind + 1)
+	}
+}
+
 // originAllowed reports whether a WebSocket handshake from r may be
 // accepted: it carries no Origin (not a browser), or its origin is the
 // request's own host, or one of the trusted origins.

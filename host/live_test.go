@@ -417,4 +417,15 @@ func TestLiveMetricsAndAccessLog(t *testing.T) {
 	testutil.WaitFor(t, 5*time.Second, "no open websocket", func() bool {
 		return metricValue(scrape(t, ta.app), "zealgo_live_connections", "kind=websocket") == 0
 	})
+	// The connection's lifetime is counted apart from request durations.
+	testutil.WaitFor(t, 5*time.Second, "the connection's lifetime", func() bool {
+		return metricValue(scrape(t, ta.app), "zealgo_live_connection_duration_seconds", "kind=websocket") == 1
+	})
+	fams := scrape(t, ta.app)
+	if v := metricValue(fams, "zealgo_http_request_duration_seconds", "handler=api/echo.go", "method=GET"); v > 0 {
+		t.Errorf("the websocket counted %v times among request durations", v)
+	}
+	if v := metricValue(fams, "zealgo_http_requests_total", "code=101", "handler=api/echo.go", "method=GET"); v != 1 {
+		t.Errorf("requests counted: %v, want 1", v)
+	}
 }

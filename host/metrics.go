@@ -28,6 +28,7 @@ import (
 //	zealgo_http_requests_total{handler,method,code}       counter
 //	zealgo_http_request_duration_seconds{handler,method}  histogram
 //	zealgo_http_requests_in_flight                        gauge
+//	zealgo_live_connection_duration_seconds{kind}         histogram: WebSockets and streams, open to closed (kind websocket or sse); not in the request duration
 //	zealgo_compile_duration_seconds{dir,trigger}          histogram: dir api, public or task; trigger load or reload
 //	zealgo_compile_failures_total{dir,trigger}            counter
 //	zealgo_loaded_files{dir}                              gauge: compiled files held (one interpreter each)
@@ -62,6 +63,7 @@ func (r *registryOnce) get() *prometheus.Registry {
 type metrics struct {
 	requests        *prometheus.CounterVec
 	duration        *prometheus.HistogramVec
+	liveDuration    *prometheus.HistogramVec
 	inflight        atomic.Int64 // zealgo_http_requests_in_flight
 	none            *fileSeries  // of requests no file answered
 	compiles        *prometheus.HistogramVec
@@ -78,6 +80,9 @@ type metrics struct {
 // latencyBuckets suit requests that take from a tenth of a millisecond
 // to seconds.
 var latencyBuckets = []float64{.0001, .00025, .0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10}
+
+// liveBuckets suit connections open from a second to a day.
+var liveBuckets = []float64{1, 5, 15, 60, 300, 900, 3600, 4 * 3600, 24 * 3600}
 
 // compileBuckets suit compiles, from half a millisecond to seconds.
 var compileBuckets = []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 10}
@@ -98,6 +103,9 @@ func newMetrics(reg *prometheus.Registry) *metrics {
 		duration: histogram("zealgo_http_request_duration_seconds",
 			"Time from a request's arrival to the end of its response, by handler file and method.",
 			latencyBuckets, "handler", "method"),
+		liveDuration: histogram("zealgo_live_connection_duration_seconds",
+			"Lifetimes of WebSockets and Server-Sent Events streams, by kind; their requests are left out of zealgo_http_request_duration_seconds.",
+			liveBuckets, "kind"),
 		compiles: histogram("zealgo_compile_duration_seconds",
 			"Compiles of handler and page files: on first use (load) and after a change on disk (reload), failed ones included.",
 			compileBuckets, "dir", "trigger"),

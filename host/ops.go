@@ -184,7 +184,12 @@ func (o *opsState) observe(f servedFile, id string, start time.Duration, r *http
 		status = http.StatusOK // nothing written: net/http sends 200
 	}
 	if m := o.metrics; m != nil {
-		m.request(f, r.Method, status, d) // ops_series.go
+		if f.live != 0 { // a WebSocket's or a stream's lifetime is no request duration
+			m.liveDuration.WithLabelValues(kindNames[f.live-1]).Observe(d.Seconds())
+			m.requestOnly(f, r.Method, status)
+		} else {
+			m.request(f, r.Method, status, d) // ops_series.go
+		}
 	}
 	if o.accessLog {
 		o.accessLogRecord(r, id, f.rel, status, res.Size, end, d)

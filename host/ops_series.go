@@ -25,6 +25,7 @@ type seriesSlot struct{ p atomic.Pointer[fileSeries] }
 type servedFile struct {
 	rel    string
 	series *seriesSlot
+	live   uint8 // reqState.live: a WebSocket or a stream, whose lifetime is no request duration
 }
 
 // fileSeries are the request series of one handler file.
@@ -102,6 +103,13 @@ func (s *fileSeries) add(m *metrics, method string, status int) requestSeries {
 		s.list.Store(&l)
 	}
 	return rs
+}
+
+// requestOnly counts a finished request of f whose duration is not a
+// request's: an upgraded connection or a stream.
+func (m *metrics) requestOnly(f servedFile, method string, status int) {
+	m.inflight.Add(-1)
+	m.seriesOf(f).find(m, methodLabel(method), status).requests.Inc()
 }
 
 // request counts a finished request of f.

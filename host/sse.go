@@ -62,6 +62,7 @@ type sseStream struct {
 func (u *sseStream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h := u.hub
 	liftDeadlines(w)
+	markLive(r, kindSSE)
 	hd := w.Header()
 	hd.Set("Content-Type", "text/event-stream")
 	hd.Set("Cache-Control", "no-cache")

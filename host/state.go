@@ -59,6 +59,10 @@ type reqState struct {
 	params      []routeParam // the route's parameters (param.go)
 	file        *handlerFile
 	fn          *handlerFunc
+	// live is 1 + kindWebSocket or kindSSE when the request became a
+	// WebSocket or a stream (markLive), 0 otherwise: its duration is the
+	// connection's, which the metrics count apart.
+	live uint8
 
 	res  *echo.Response // &resv: the outermost response, for session saving
 	resv echo.Response  // reset from resInit
@@ -105,7 +109,7 @@ func (a *core) takeState(r *http.Request) *reqState {
 	}
 	st.parent = r.Context()
 	st.start = clockNow(a.hot.coarse)
-	st.srvDeadline = false
+	st.srvDeadline, st.live = false, 0
 	if a.cfg.WriteTimeout > 0 {
 		srv, _ := st.parent.Value(http.ServerContextKey).(*http.Server)
 		st.srvDeadline = srv != nil && srv.WriteTimeout == a.cfg.WriteTimeout
@@ -292,7 +296,7 @@ func (st *reqState) cancel() {
 // served returns the file that answered st's request, for ops.observe.
 func (st *reqState) served() servedFile {
 	if st.file == nil {
-		return servedFile{}
+		return servedFile{live: st.live}
 	}
-	return servedFile{rel: st.file.rel, series: &st.file.series}
+	return servedFile{rel: st.file.rel, series: &st.file.series, live: st.live}
 }

@@ -2,6 +2,7 @@ package host
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -115,6 +116,7 @@ type taskDeps struct {
 	ops      *opsState
 	stat     func(path string) error
 	onFinish func(id int64, result any, err error)
+	onCall   func(ctx context.Context, op string, body json.RawMessage) (json.RawMessage, error) // a worker's calls (shared.go)
 }
 
 // startTasks starts the task engine, if the application has task
@@ -133,7 +135,7 @@ func (t *tasks) start(d taskDeps) error {
 	cfg := d.cfg
 	pc := taskpool.Config{Workers: cfg.TaskWorkerNum, Coroutine: cfg.TaskEnableCoroutine,
 		Command: cfg.WorkerCommand, Log: d.log, Worker: taskproto.WorkerConfig{Root: d.dirs.root,
-			DataDir: cfg.DataDir, Dev: cfg.Dev, Debounce: cfg.ReloadDebounce, DB: dbURL(cfg)}}
+			DataDir: cfg.DataDir, Dev: cfg.Dev, Debounce: cfg.ReloadDebounce, DB: dbURL(cfg)}, OnCall: d.onCall}
 	var b taskpool.Backend = taskpool.New(pc)
 	if d.nats.conn != nil {
 		b = taskpool.NewJetStream(jetStreamConfig(cfg, d.nats, pc))

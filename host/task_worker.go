@@ -25,9 +25,9 @@ import (
 // it is sent from its file under task/. The OnStop hooks run as it
 // returns.
 func serveWorker(ctx context.Context, a *App, in io.Reader, out, stderr io.Writer) error {
-	ws := &workerSide{a: a, stderr: stderr}
+	ws := &workerSide{a: a, stderr: stderr, calls: taskpool.NewCalls()}
 	defer ws.close()
-	return taskpool.ServeWorker(ctx, in, out, ws.setup)
+	return taskpool.ServeWorkerCalls(ctx, in, out, ws.setup, ws.calls)
 }
 
 // workerSide is the application inside a worker process: the Runner of
@@ -35,6 +35,7 @@ func serveWorker(ctx context.Context, a *App, in io.Reader, out, stderr io.Write
 type workerSide struct {
 	a      *App
 	stderr io.Writer
+	calls  *taskpool.Calls       // to the server, for App.KV, Publish and Broadcast without NATS (shared.go)
 	cache  fileSource[*taskFunc] // source.go
 	hooks  bool                  // OnStart hooks ran: run the OnStop hooks at close
 	ops    bool                  // tracing is set up: flush it at close
@@ -56,6 +57,11 @@ func (ws *workerSide) setup(cfg taskproto.WorkerConfig) (taskpool.Runner, *slog.
 	}
 	a.started, a.worker = true, true
 	a.rt.live.bus.forWorker(cfg.Queue) // App.Broadcast from a task goes through NATS (live_bus.go)
+	if cfg.Queue != nil {              // App.KV and Publish: on NATS, else through the server (shared.go)
+		a.rt.shared.forWorker(a.Logger(), cfg.Queue.Replicas, a.rt.live.bus.conn, nil)
+	} else {
+		a.rt.shared.forWorker(a.Logger(), 0, nil, ws.calls)
+	}
 	if err := a.prepare(); err != nil {
 		return nil, nil, err
 	}

@@ -109,6 +109,7 @@ type wsUpgrade struct {
 func (u *wsUpgrade) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h := u.hub
 	liftDeadlines(w)
+	markLive(r, kindWebSocket)
 	opts := &websocket.AcceptOptions{InsecureSkipVerify: true, // checkHandshake checked the origin
 		Subprotocols: h.cfg.Subprotocols, CompressionMode: websocket.CompressionNoContextTakeover}
 	if h.cfg.DisableCompression {

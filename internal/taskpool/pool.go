@@ -2,6 +2,7 @@ package taskpool
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"os"
@@ -39,6 +40,10 @@ type Config struct {
 	// Worker is sent to each worker at start, with Slot and Coroutine
 	// set by the pool.
 	Worker taskproto.WorkerConfig
+	// OnCall answers the calls that the code of tasks makes to the
+	// server (Calls.Call in the worker): op and its JSON body in, the
+	// JSON answer or an error out. Nil: calls fail.
+	OnCall func(ctx context.Context, op string, body json.RawMessage) (json.RawMessage, error)
 }
 
 // Pool is the Backend of worker processes on this machine, each serving

@@ -273,6 +273,10 @@ func (p *Pool) serve(wp *workerProc) error {
 		if err != nil {
 			return err
 		}
+		if m.Kind == taskproto.KindCall {
+			go p.answer(wp, m) // calls.go
+			continue
+		}
 		if m.Kind != taskproto.KindDone {
 			p.log.Warn("task worker sent an unexpected message", "worker", wp.slot, "pid", wp.pid, "kind", m.Kind.String())
 			continue

@@ -58,6 +58,7 @@ type worker struct {
 	ctx    context.Context // given to tasks; done at Cancel
 	wg     sync.WaitGroup
 	serial chan *taskproto.Message // nil in coroutine mode
+	calls  *Calls                  // nil: none
 }
 
 // ServeWorker is the worker role of a process that a Pool started: it
@@ -76,7 +77,15 @@ type worker struct {
 // service) does not cancel the tasks: the server, which gets it too,
 // decides when to cancel them, at its shutdown deadline.
 func ServeWorker(ctx context.Context, in io.Reader, out io.Writer, setup Setup) error {
+	return ServeWorkerCalls(ctx, in, out, setup, nil)
+}
+
+// ServeWorkerCalls is ServeWorker whose tasks may call the server
+// through calls (nil: none), answered by the Pool's Config.OnCall.
+func ServeWorkerCalls(ctx context.Context, in io.Reader, out io.Writer, setup Setup, calls *Calls) error {
 	r, w := taskproto.NewReader(in, 0), taskproto.NewWriter(out, 0)
+	calls.attach(w)
+	defer calls.detach()
 	cfg, err := readConfig(r)
 	if err != nil {
 		return err
@@ -92,7 +101,7 @@ func ServeWorker(ctx context.Context, in io.Reader, out io.Writer, setup Setup) 
 	defer q.close()
 	tctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	wk := &worker{run: run, log: log, w: w, ctx: tctx}
+	wk := &worker{run: run, log: log, w: w, ctx: tctx, calls: calls}
 	if !cfg.Coroutine {
 		wk.serial = make(chan *taskproto.Message, 1024)
 		go wk.runSerial()
@@ -145,6 +154,7 @@ func (wk *worker) read(r *taskproto.Reader, stop chan struct{}, cancel func(), g
 	for {
 		m, err := r.Read()
 		if err != nil {
+			wk.calls.detach()
 			gone <- err
 			return
 		}
@@ -155,6 +165,8 @@ func (wk *worker) read(r *taskproto.Reader, stop chan struct{}, cancel func(), g
 			once.Do(func() { close(stop) })
 		case taskproto.KindCancel:
 			cancel()
+		case taskproto.KindReply:
+			wk.calls.reply(m)
 		default:
 			wk.log.Warn("zealgo: worker: unexpected message", "kind", m.Kind.String())
 		}

@@ -8,6 +8,8 @@
 //	server -> worker: Init (first), then Run ..., Cancel at the shutdown
 //	                  deadline, and finally Stop
 //	worker -> server: Ready (answer to Init), then Done for every Run
+//	                  and Call when a task asks the server something
+//	server -> worker: Reply to each Call
 //
 // A Writer is safe for concurrent use, so that the goroutines of a worker
 // can report their tasks as they finish; a Reader is not.
@@ -52,9 +54,17 @@ const (
 	// tasks, so that those that watch them return early. The server sends
 	// it when the shutdown deadline has passed.
 	KindCancel
+	// KindCall is a worker's request to its server, made by the code of
+	// a task (a shared-state operation, a broadcast): Op names it, Args
+	// carries its JSON body, ID numbers it among the worker's calls.
+	KindCall
+	// KindReply is the server's answer to a Call of the same ID: Result,
+	// or Err.
+	KindReply
 )
 
-var kindNames = map[Kind]string{KindInit: "init", KindReady: "ready", KindRun: "run", KindDone: "done", KindStop: "stop", KindCancel: "cancel"}
+var kindNames = map[Kind]string{KindInit: "init", KindReady: "ready", KindRun: "run", KindDone: "done", KindStop: "stop",
+	KindCancel: "cancel", KindCall: "call", KindReply: "reply"}
 
 // String returns the kind's name.
 func (k Kind) String() string {
@@ -68,21 +78,25 @@ func (k Kind) String() string {
 type Message struct {
 	// Kind is carried in the frame header, not in the JSON body.
 	Kind Kind `json:"-"`
-	// ID is the task id (Run, Done).
+	// ID is the task id (Run, Done), or the number of a Call and its Reply.
 	ID int64 `json:"id,omitempty"`
+	// Op names what a Call asks of the server (Call).
+	Op string `json:"op,omitempty"`
 	// Task is the task name, the <name> of /task/<name> (Run).
 	Task string `json:"task,omitempty"`
-	// Args are the task's positional arguments as a JSON array (Run).
+	// Args are the task's positional arguments as a JSON array (Run),
+	// or a Call's body (Call).
 	Args json.RawMessage `json:"args,omitempty"`
 	// Meta is what the dispatcher attaches to a task, such as the id of
 	// the request that dispatched it (Run).
 	Meta map[string]string `json:"meta,omitempty"`
-	// Result is the task's JSON-encoded return value (Done).
+	// Result is the task's JSON-encoded return value (Done), or a
+	// Call's answer (Reply).
 	Result json.RawMessage `json:"result,omitempty"`
 	// Fail classifies a failed task: FailError, FailPanic, FailArgs,
 	// FailLoad or FailResult; empty when the task succeeded (Done).
 	Fail string `json:"fail,omitempty"`
-	// Err describes the failure (Done).
+	// Err describes the failure (Done, Reply).
 	Err string `json:"err,omitempty"`
 	// PID is the worker's process id (Ready).
 	PID int `json:"pid,omitempty"`
