@@ -60,3 +60,11 @@ func (c RealtimeConfig) withDefaults() RealtimeConfig {
 
 // WithRealtime sets Config.Realtime.
 func WithRealtime(c RealtimeConfig) Option { return func(cfg *Config) { cfg.Realtime = c } }
+
+// The kinds of live connections, as the metrics label them.
+const (
+	kindWebSocket = iota
+	kindSSE
+)
+
+var kindNames = [2]string{"websocket", "sse"}

@@ -22,14 +22,6 @@ type roomMember interface {
 	deliver(msg string)
 }
 
-// The kinds of live connections, as the metrics label them.
-const (
-	kindWebSocket = iota
-	kindSSE
-)
-
-var kindNames = [2]string{"websocket", "sse"}
-
 // liveHub is the application's live connections and rooms.
 type liveHub struct {
 	cfg       RealtimeConfig // with defaults
