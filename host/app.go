@@ -144,12 +144,16 @@ func (a *App) Serve(ctx context.Context, ln net.Listener) error {
 		ln.Close() // Serve owns ln, whether it serves or not
 		return err
 	}
+	var conns *connTracker // a supervised child hands its connections over (handover.go)
 	if a.sup.child != nil {
-		h = a.sup.connClose(h) // supervise.go
+		h, conns = a.sup.connClose(h), newConnTracker() // supervise.go
 	}
 	srv := &http.Server{Handler: h, Addr: ln.Addr().String(), ErrorLog: slog.NewLogLogger(a.log.Handler(), slog.LevelWarn),
 		ReadHeaderTimeout: max(a.cfg.ReadHeaderTimeout, 0), IdleTimeout: max(a.cfg.IdleTimeout, 0),
 		WriteTimeout: max(a.cfg.WriteTimeout, 0)} // moved by Response.extendWrite, lifted for large files (static.go)
+	if conns != nil {
+		srv.ConnState = conns.state
+	}
 	a.server.http = srv
 	defer gcfloor.Start(a.cfg.GCFloor)()
 	// The server's timeouts set deadlines on every request: a shared clock
@@ -170,6 +174,10 @@ func (a *App) Serve(ctx context.Context, ln net.Listener) error {
 	sctx, cancel := context.WithTimeout(context.Background(), a.cfg.ShutdownTimeout)
 	defer cancel()
 	a.rt.live.drain(sctx.Done()) // WebSockets closed with 1001, streams ended (live_hub.go)
+	if conns != nil {
+		conns.handOver(srv, ln, errc, sctx.Done())
+		errc <- nil // Serve returned
+	}
 	err = srv.Shutdown(sctx)
 	<-errc // Serve returned: a connection it accepted as its listener closed is tracked now
 	if err == nil {

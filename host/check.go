@@ -117,6 +117,7 @@ func checkAll(a *App) (problems []check.Diagnostic, files int, err error) {
 	defer checkCredentials(&a.cfg)()
 	l := newLoader(a, &a.rt.ops, &a.rt.db, nil)
 	l.checking = true
+	seen := map[check.Diagnostic]bool{} // a problem of a package (lib/...), once for all its importers
 	for _, dir := range []string{a.dirs.api, a.dirs.public, a.dirs.task} {
 		paths, err := goFiles(dir)
 		if err != nil {
@@ -124,7 +125,13 @@ func checkAll(a *App) (problems []check.Diagnostic, files int, err error) {
 		}
 		for _, path := range paths {
 			files++
-			problems = append(problems, l.checkFile(dir, path)...)
+			for _, d := range l.checkFile(dir, path) {
+				if d.File != l.dirs.rel(path) && seen[d] {
+					continue
+				}
+				seen[d] = true
+				problems = append(problems, d)
+			}
 		}
 	}
 	if setup := filepath.Join(a.dirs.root, setupFileName); fileExists(setup) { // setupfile.go

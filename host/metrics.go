@@ -211,6 +211,9 @@ func (o compileObserver) Built(path string, reload bool, d time.Duration, err er
 type metricsSrv struct {
 	srv *http.Server
 	ln  net.Listener
+	// inherited is the listener a supervised child is given, which the
+	// supervisor holds across children; nil elsewhere.
+	inherited net.Listener
 }
 
 // listenMetrics starts the metrics listener, if there is an address.
@@ -219,9 +222,12 @@ func (o *opsState) listenMetrics(cfg *OpsConfig) error {
 	if addr == "" {
 		return nil
 	}
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return fmt.Errorf("zealgo: metrics listener: %w", err)
+	ln := o.metricsSrv.inherited // a supervised child serves its supervisor's (supervise.go)
+	if ln == nil {
+		var err error
+		if ln, err = net.Listen("tcp", addr); err != nil {
+			return fmt.Errorf("zealgo: metrics listener: %w", err)
+		}
 	}
 	reg := o.registry.get()
 	mux := http.NewServeMux()

@@ -78,9 +78,18 @@ func supervise(ctx context.Context, a *App, args []string, stdout, stderr io.Wri
 		fmt.Fprintf(stderr, "zealgo: listen: %v\n", err)
 		return 1
 	}
+	extra, err := superviseMetrics(&a.cfg)
+	if err != nil {
+		ln.Close()
+		fmt.Fprintln(stderr, err)
+		return 1
+	}
 	nats, env, err := superviseNATS(&a.cfg, func() (*slog.Logger, error) { err := a.prepare(); return a.log, err })
 	if err != nil {
 		ln.Close()
+		for _, x := range extra {
+			x.Close()
+		}
 		fmt.Fprintln(stderr, err)
 		return 1
 	}
@@ -90,6 +99,7 @@ func supervise(ctx context.Context, a *App, args []string, stdout, stderr io.Wri
 	a.Logger().Info("zealgo supervisor listening", "addr", a.cfg.Addr, "pid", os.Getpid())
 	o := supervisor.Options{
 		Listener:  ln,
+		Extra:     extra,
 		Logger:    a.Logger(),
 		StopGrace: a.cfg.Ops.DrainDelay + a.cfg.ShutdownTimeout + 5*time.Second,
 		Command: func() *exec.Cmd {
@@ -116,14 +126,25 @@ func supervise(ctx context.Context, a *App, args []string, stdout, stderr io.Wri
 	return 0
 }
 
+// superviseMetrics listens on the metrics address, if there is one: the
+// supervisor holds the socket, as it holds the serving one, and passes it
+// to each child (Child.Extra), so that a successor serves it while the
+// child it replaces still does (a switch of tiered serve, a replacement).
+func superviseMetrics(cfg *Config) ([]net.Listener, error) {
+	if cfg.Ops.MetricsAddr == "" {
+		return nil, nil
+	}
+	ln, err := net.Listen("tcp", cfg.Ops.MetricsAddr)
+	if err != nil {
+		return nil, fmt.Errorf("zealgo: metrics listener: %w", err)
+	}
+	return []net.Listener{ln}, nil
+}
+
 // tierOptions makes the supervisor's children those of tiered serve
 // (tier.go), when it can run, and starts its builder.
 func tierOptions(ctx context.Context, a *App, exe string, o *supervisor.Options) context.Context {
 	if isCompiled() { // a binary of zealgo build serves what it compiled: it is the native tier
-		return ctx
-	}
-	if a.cfg.Ops.MetricsAddr != "" { // a new child could not listen on it while the old one serves
-		a.Logger().Info("zealgo: serving interpreted only: tiered serve does not switch processes with --metrics-addr yet")
 		return ctx
 	}
 	b := newTierBuilder(a, exe)
@@ -179,6 +200,9 @@ func serveChild(ctx context.Context, a *App, c *supervisor.Child, stderr io.Writ
 		a.Logger().Warn("zealgo: resource limits", "err", err)
 	}
 	a.sup.child = c
+	if x := c.Extra(); len(x) > 0 && a.cfg.Ops.MetricsAddr != "" {
+		a.rt.ops.metricsSrv.inherited = x[0] // superviseMetrics
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	go func() {

@@ -27,6 +27,7 @@ import (
 	"time"
 
 	yaegi "github.com/traefik/yaegi/interp"
+	"github.com/zealgo/zealgo/interp/check"
 )
 
 // Exports is a symbol table in the form Yaegi and `yaegi extract` use: import
@@ -153,6 +154,10 @@ func CompileSource(path string, src []byte, opts Options) (prog *Program, err er
 	}
 
 	res := Checker(opts.Symbols).FileWith(path, src, pkgs)
+	var lib []check.Diagnostic // the problems of the application packages, fixed in their source
+	if pkgs != nil && len(pkgs.files) > 0 {
+		lib = pkgs.fix(Checker(opts.Symbols))
+	}
 	stdout, stderr := opts.Stdout, opts.Stderr
 	if stdout == nil {
 		stdout = io.Discard
@@ -171,7 +176,7 @@ func CompileSource(path string, src []byte, opts Options) (prog *Program, err er
 	i := yaegi.New(yopts)
 	defer func() {
 		if r := recover(); r != nil {
-			prog, err = nil, explain(&Error{File: path, Msg: "interpreter panic: " + describePanic(r) + hintFor(r)}, res)
+			prog, err = nil, explainLib(&Error{File: path, Msg: "interpreter panic: " + describePanic(r) + hintFor(r)}, res, lib)
 		}
 	}()
 	report := goPanicReport(opts, path, stderr)
@@ -206,14 +211,14 @@ func CompileSource(path string, src []byte, opts Options) (prog *Program, err er
 			return nil, &Error{File: path, Msg: fmt.Sprintf("the file's package-level initialization (var initializers, init funcs) "+
 				"did not finish within %v and was stopped: is there an endless loop in it?", timeout)}
 		case errors.As(err, &p):
-			return nil, explain(&Error{File: path, Msg: "interpreter panic: " + describePanic(p.Value) + hintFor(p.Value)}, res)
+			return nil, explainLib(&Error{File: path, Msg: "interpreter panic: " + describePanic(p.Value) + hintFor(p.Value)}, res, lib)
 		}
 		if pkgs != nil {
 			if e := pkgs.locate(err.Error()); e != nil {
 				return nil, importedBy(e, path)
 			}
 		}
-		return nil, explain(fromEvalError(path, file, fset, err, cols), res)
+		return nil, explainLib(fromEvalError(path, file, fset, err, cols), res, lib)
 	}
 	if opts.Warn != nil {
 		for _, d := range res.Diagnostics {

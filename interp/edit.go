@@ -73,14 +73,21 @@ func importGuard(fset *token.FileSet, f *ast.File) edit {
 }
 
 // guardGoroutines returns the source of f, a file of an application
-// package, with its go statements guarded (goEdits) and the run-time
-// package imported, and whether it changed anything.
-func guardGoroutines(fset *token.FileSet, f *ast.File, src []byte) ([]byte, bool) {
+// package, with its go statements guarded (goEdits) and the fixes of
+// package check applied, the run-time package imported when they need
+// it, and whether it changed anything.
+func guardGoroutines(fset *token.FileSet, f *ast.File, src []byte, fixes []check.Edit, fixRT bool) ([]byte, bool) {
 	edits := goEdits(fset, f)
-	if len(edits) == 0 {
+	if len(edits) == 0 && len(fixes) == 0 {
 		return src, false
 	}
-	out, _ := applyEdits(src, append(edits, importGuard(fset, f)))
+	for _, e := range fixes {
+		edits = append(edits, edit{e.Off, e.End, e.Text, fixKind(e.Text)})
+	}
+	if len(edits) > len(fixes) || fixRT {
+		edits = append(edits, importGuard(fset, f))
+	}
+	out, _ := applyEdits(src, edits)
 	return out, true
 }
 

@@ -121,7 +121,8 @@ func goPanicReport(opts Options, path string, stderr io.Writer) func(any, []byte
 // as CompileSource does: the application packages it imports
 // (Options.Module) are type-checked from source. A package that cannot be
 // loaded (a syntax error, an import cycle, a missing package) is the one
-// problem reported, in the words CompileSource would use.
+// problem reported, in the words CompileSource would use. The problems of
+// the packages follow the file's own, each at its package file's position.
 func CheckFile(path string, src []byte, opts Options) *check.Result {
 	c := Checker(opts.Symbols)
 	if opts.Module == nil {
@@ -133,8 +134,12 @@ func CheckFile(path string, src []byte, opts Options) *check.Result {
 		return c.File(path, src) // the syntax error, in check's words
 	}
 	pkgs := newLoader(opts, false)
+	pkgs.checking = true
 	if e := pkgs.walk(path, f, fset); e != nil {
 		return &check.Result{Diagnostics: []check.Diagnostic{{File: path, Rule: "import", Msg: e.Error()}}}
 	}
-	return c.FileWith(path, src, pkgs)
+	lib := pkgs.fix(c)
+	r := c.FileWith(path, src, pkgs)
+	r.Diagnostics = append(r.Diagnostics, lib...)
+	return r
 }

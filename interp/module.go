@@ -94,7 +94,7 @@ func Dependencies(path string, opts Options) []string {
 // pkgFile is one file of an application package, as a compile uses it.
 type pkgFile struct {
 	rel  string // slash path from the module root: "lib/posts/posts.go"
-	src  []byte // the text Yaegi compiles (go statements guarded)
+	src  []byte // the text Yaegi compiles (rewritten by fix: go statements guarded, check's fixes)
 	file *ast.File
 }
 
@@ -106,6 +106,7 @@ type loader struct {
 	compiled    map[string]bool // import paths that symbol tables provide
 	fset        *token.FileSet  // of the package files; the Program need not keep their line tables
 	importsOnly bool            // Dependencies: read import clauses, report nothing
+	checking    bool            // CheckFile: leave the interpreter's traps to package check, which reports them all
 
 	state   map[string]int // import path: loading or loaded
 	stack   []string       // import paths being loaded, outermost first
@@ -261,11 +262,10 @@ func (l *loader) parse(rel, abs string) (*pkgFile, *Error) {
 	if l.importsOnly {
 		return &pkgFile{rel: rel, file: f}, nil
 	}
-	if e := checkSource(l.fset, rel, f); e != nil {
-		return nil, e
-	}
-	if guarded, ok := guardGoroutines(l.fset, f, src); ok {
-		src, l.guarded = guarded, true
+	if !l.checking {
+		if e := checkSource(l.fset, rel, f); e != nil {
+			return nil, e
+		}
 	}
 	return &pkgFile{rel: rel, src: src, file: f}, nil
 }

@@ -94,9 +94,15 @@ func TestCheckReportsEveryProblem(t *testing.T) {
 func TestCheckRepositoryHandlers(t *testing.T) {
 	out, errOut, _ := run(t, "check", "--root", "../..")
 	// The sample application's files import its store, which only the
-	// sample links (go run ./sample check; its TestSampleCheck).
+	// sample links (go run ./sample check; its TestSampleCheck): the stock
+	// binary reads the store and what it imports from source, and names
+	// their problems at their own files.
 	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
-		if line != "" && !strings.HasPrefix(line, "api/learn/") && !strings.HasPrefix(line, "public/learn/") {
+		sample := false
+		for _, p := range []string{"api/learn/", "public/learn/", "sample/store/", "internal/sqldb/"} {
+			sample = sample || strings.HasPrefix(line, p)
+		}
+		if line != "" && !sample {
 			t.Errorf("the repository's handler files do not check: %s\n%s", line, errOut)
 		}
 	}

@@ -10,8 +10,9 @@ import (
 
 // Child is a supervised process's link to its supervisor.
 type Child struct {
-	ln   net.Listener
-	done chan struct{}
+	ln    net.Listener
+	extra []net.Listener // Options.Extra
+	done  chan struct{}
 
 	mu       sync.Mutex
 	status   *os.File
@@ -32,6 +33,10 @@ func newChild(ln net.Listener, status, control *os.File) *Child {
 
 // Listener returns the socket to serve, which the supervisor keeps open.
 func (c *Child) Listener() net.Listener { return c.ln }
+
+// Extra returns the further sockets to serve (Options.Extra, in order),
+// which the supervisor keeps open.
+func (c *Child) Extra() []net.Listener { return c.extra }
 
 // Done is closed when the supervisor is gone (it died, or was killed): the
 // child should then stop. A supervisor that is alive asks its child to

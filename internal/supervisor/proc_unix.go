@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"strconv"
 	"syscall"
 )
 
@@ -72,19 +73,40 @@ func Current() (*Child, error) {
 		return nil, nil
 	}
 	os.Unsetenv(envMarker)
+	n, _ := strconv.Atoi(os.Getenv(envExtra))
+	os.Unsetenv(envExtra)
+	ln, err := inheritListener(fdListener)
+	if err != nil {
+		return nil, err
+	}
+	var extra []net.Listener
+	for i := range n {
+		x, err := inheritListener(fdControl + 1 + i)
+		if err != nil {
+			return nil, err
+		}
+		extra = append(extra, x)
+	}
+	syscall.CloseOnExec(fdStatus)
+	syscall.CloseOnExec(fdControl)
+	c := newChild(ln, os.NewFile(fdStatus, "supervisor-status"), os.NewFile(fdControl, "supervisor-control"))
+	c.extra = extra
+	return c, nil
+}
+
+// inheritListener returns the listener of the inherited descriptor fd.
+func inheritListener(fd int) (net.Listener, error) {
 	// Go's sockets are nonblocking; making sure of it lets os.NewFile keep
 	// it so, instead of net.FileListener's read of Fd putting the shared
 	// socket in blocking mode (see listenerFile).
-	if err := syscall.SetNonblock(fdListener, true); err != nil {
+	if err := syscall.SetNonblock(fd, true); err != nil {
 		return nil, fmt.Errorf("zealgo: supervised: the inherited listener: %w", err)
 	}
-	lf := os.NewFile(fdListener, "listener")
+	lf := os.NewFile(uintptr(fd), "listener")
 	ln, err := net.FileListener(lf) // a duplicate, closed on exec
 	lf.Close()
 	if err != nil {
 		return nil, fmt.Errorf("zealgo: supervised: the inherited listener: %w", err)
 	}
-	syscall.CloseOnExec(fdStatus)
-	syscall.CloseOnExec(fdControl)
-	return newChild(ln, os.NewFile(fdStatus, "supervisor-status"), os.NewFile(fdControl, "supervisor-control")), nil
+	return ln, nil
 }

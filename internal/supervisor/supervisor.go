@@ -41,6 +41,9 @@ import (
 // envMarker, set to "1", marks a process started by Run.
 const envMarker = "ZEALGO_SUPERVISED"
 
+// envExtra is the number of Options.Extra a child inherits.
+const envExtra = "ZEALGO_SUPERVISED_EXTRA"
+
 // The lines a child writes on its status pipe.
 const (
 	msgReady   = "ready"
@@ -70,6 +73,11 @@ type Options struct {
 	// *net.UnixListener. Run keeps it open across children and closes it
 	// when it returns.
 	Listener net.Listener
+	// Extra are further sockets the children serve (a metrics listener),
+	// kept open across children as Listener is: two children (the one
+	// stopping, its successor) serve them at once. Run closes them when it
+	// returns; a child finds them with Child.Extra, in this order.
+	Extra []net.Listener
 	// Command returns the command of a new child: this program, which
 	// calls Current and serves the listener it returns. Run adds the
 	// inherited files, the environment marker and its own process
@@ -153,6 +161,7 @@ type event struct {
 type supervisor struct {
 	o      Options
 	ln     *os.File
+	extra  []*os.File // Options.Extra's duplicates, passed to each child
 	events chan event
 	quit   chan struct{} // closed when Run returns: late reports are dropped
 
@@ -183,6 +192,15 @@ func Run(ctx context.Context, o Options) error {
 	}
 	defer f.Close()
 	s := &supervisor{o: o, ln: f, events: make(chan event), quit: make(chan struct{}), live: map[*proc]bool{}}
+	for _, ln := range o.Extra {
+		defer ln.Close()
+		ef, err := listenerFile(ln)
+		if err != nil {
+			return err
+		}
+		defer ef.Close()
+		s.extra = append(s.extra, ef)
+	}
 	defer close(s.quit)
 	return s.loop(ctx)
 }
@@ -432,11 +450,11 @@ func (s *supervisor) start(p *proc) error {
 		return fmt.Errorf("zealgo: supervisor: %w", err)
 	}
 	cmd := s.o.Command()
-	cmd.ExtraFiles = []*os.File{s.ln, statusW, ctlR} // fds 3, 4, 5 of the child
+	cmd.ExtraFiles = append([]*os.File{s.ln, statusW, ctlR}, s.extra...) // fds 3, 4, 5 of the child, then Extra's
 	if cmd.Env == nil {
 		cmd.Env = os.Environ()
 	}
-	cmd.Env = append(cmd.Env, envMarker+"=1")
+	cmd.Env = append(cmd.Env, envMarker+"=1", fmt.Sprintf("%s=%d", envExtra, len(s.extra)))
 	cmd.SysProcAttr = sysProcAttr()
 	err = cmd.Start()
 	statusW.Close()

@@ -83,6 +83,9 @@ func testChild() int {
 	mux.HandleFunc("/marker", func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, os.Getenv(envMarker)) })
 	srv := &http.Server{Handler: mux}
 	go srv.Serve(c.Listener())
+	for _, x := range c.Extra() {
+		go srv.Serve(x)
+	}
 	c.Ready()
 	select {
 	case <-ctx.Done():
@@ -413,5 +416,28 @@ func TestSwitchAndNote(t *testing.T) {
 	r.pid(t, second)
 	if !strings.Contains(r.log.String(), "switching to a new server process") {
 		t.Errorf("the log:\n%s", r.log)
+	}
+}
+
+// TestExtraListenersAcrossSwitch: a socket of Options.Extra (a metrics
+// listener) is served by each child, the one that stops and its
+// successor, and stays open across the switch.
+func TestExtraListenersAcrossSwitch(t *testing.T) {
+	extra, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	switches := make(chan string)
+	r := startRun(t, Options{Switch: switches, Extra: []net.Listener{extra}})
+	first := r.pid(t, 0)
+	other := &running{base: "http://" + extra.Addr().String()}
+	if got := other.pid(t, 0); got != first {
+		t.Fatalf("the extra socket is served by %d, the child is %d", got, first)
+	}
+	switches <- "a new build"
+	second := r.pid(t, first)
+	testutil.WaitFor(t, 15*time.Second, "the first child to stop", func() bool { return gone(first) })
+	if got := other.pid(t, first); got != second {
+		t.Errorf("after the switch the extra socket is served by %d, the child is %d", got, second)
 	}
 }

@@ -207,6 +207,11 @@ func (fc *fileCheck) imports() {
 			continue
 		}
 		local := p[strings.LastIndexByte(p, '/')+1:]
+		if major := strings.TrimPrefix(local, "v"); major != local && major != "" && strings.Trim(major, "0123456789") == "" &&
+			strings.Count(p, "/") > 1 {
+			rest := p[:strings.LastIndexByte(p, '/')] // example.com/pgx/v5 is package pgx
+			local = rest[strings.LastIndexByte(rest, '/')+1:]
+		}
 		if name, ok := fc.c.u.names[p]; ok {
 			local = name
 		}
@@ -231,6 +236,9 @@ func (fc *fileCheck) typeError(e types.Error) {
 	case strings.HasPrefix(msg, "could not import "):
 		return // reported by imports
 	case strings.HasPrefix(msg, "undefined: "):
+		if fc.unlinked[strings.TrimPrefix(msg, "undefined: ")] {
+			return // the name of an unlinked package, reported at its import
+		}
 		if fc.undefinedQualified(e) {
 			return
 		}
