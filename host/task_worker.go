@@ -13,6 +13,7 @@ import (
 	"reflect"
 	"strings"
 
+	"github.com/zealgo/zealgo/internal/jstask"
 	"github.com/zealgo/zealgo/internal/taskpool"
 	"github.com/zealgo/zealgo/internal/taskproto"
 	"github.com/zealgo/zealgo/interp"
@@ -205,6 +206,7 @@ type taskFunc struct {
 	variadic   bool           // the func is variadic
 	varArgs    bool           // its variadic parameter takes positional arguments
 	positional []reflect.Type // the types of the positional parameters
+	limits     jstask.Limits  // the file's var retry (task_retry.go)
 }
 
 // taskParam is one parameter: injected (context.Context, *host.App,
@@ -258,7 +260,11 @@ func (l *loader) analyzeTaskFile(prog fileVars, rel string) (*taskFunc, error) {
 	case t.NumOut() == 2 && t.Out(1) != typeError:
 		return nil, bad("%s: the second result must be error, not %s", base, t.Out(1))
 	}
-	tf := &taskFunc{rel: rel, name: base, fn: v, variadic: t.IsVariadic()}
+	limits, err := taskRetry(prog, base) // task_retry.go
+	if err != nil {
+		return nil, err
+	}
+	tf := &taskFunc{rel: rel, name: base, fn: v, variadic: t.IsVariadic(), limits: limits}
 	for i := 0; i < t.NumIn(); i++ {
 		pt := t.In(i)
 		var p taskParam

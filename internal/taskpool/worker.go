@@ -85,7 +85,7 @@ func ServeWorker(ctx context.Context, in io.Reader, out io.Writer, setup Setup) 
 	if err != nil {
 		return err
 	}
-	q, err := openQueue(ctx, cfg.Queue, log)
+	q, err := openQueue(ctx, cfg.Queue, log, run)
 	if err != nil {
 		return err
 	}
