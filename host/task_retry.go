@@ -2,12 +2,10 @@ package host
 
 import (
 	"fmt"
-	"path/filepath"
 	"reflect"
 	"time"
 
 	"github.com/zealgo/zealgo/internal/jstask"
-	"github.com/zealgo/zealgo/interp"
 )
 
 // TaskRetry is what a task file may declare as var retry: the attempts,
@@ -31,15 +29,11 @@ type TaskRetry struct {
 // retryVar is the name of a task file's TaskRetry declaration.
 const retryVar = "retry"
 
-// taskRetry reads the file's var retry, if it declares one (a task file
-// named retry.go holds its func there, no TaskRetry).
-func taskRetry(prog fileVars, base string) (jstask.Limits, error) {
-	if base == retryVar {
-		return jstask.Limits{}, nil
-	}
-	v, ok := prog.Var(retryVar)
+// taskRetry reads v, a task file's var retry (ok: it declares one), and
+// returns its limits, or what is wrong with it.
+func taskRetry(v reflect.Value, ok bool) (jstask.Limits, string) {
 	if !ok {
-		return jstask.Limits{}, nil
+		return jstask.Limits{}, ""
 	}
 	if v.Kind() == reflect.Pointer && !v.IsNil() {
 		v = v.Elem()
@@ -47,29 +41,9 @@ func taskRetry(prog fileVars, base string) (jstask.Limits, error) {
 	r, ok := v.Interface().(TaskRetry)
 	switch {
 	case !ok:
-		return jstask.Limits{}, fileErr(prog, retryVar, "var retry must be a host.TaskRetry, not %s", v.Type())
+		return jstask.Limits{}, fmt.Sprintf("var retry must be a host.TaskRetry, not %s", v.Type())
 	case r.Attempts < 0 || r.Backoff < 0 || r.Timeout < 0:
-		return jstask.Limits{}, fileErr(prog, retryVar, "var retry: attempts, backoff and timeout must not be negative")
+		return jstask.Limits{}, "var retry: attempts, backoff and timeout must not be negative"
 	}
-	return jstask.Limits{Attempts: r.Attempts, Backoff: r.Backoff, Timeout: r.Timeout}, nil
-}
-
-// fileErr is an error at the declaration of name in the file.
-func fileErr(prog fileVars, name, format string, args ...any) error {
-	p := prog.Position(name)
-	return &interp.Error{File: prog.rel(), Line: p.Line, Col: p.Column, Msg: fmt.Sprintf(format, args...)}
-}
-
-// TaskLimits returns the limits task/<task>.go declares (var retry): the
-// JetStream worker applies them (taskpool.Limiter). A file that does not
-// load declares none.
-func (ws *workerSide) TaskLimits(task string) jstask.Limits {
-	if !validName(task) {
-		return jstask.Limits{}
-	}
-	tf, err := ws.cache.Get(filepath.Join(ws.a.dirs.task, task+".go"))
-	if err != nil {
-		return jstask.Limits{}
-	}
-	return tf.limits
+	return jstask.Limits{Attempts: r.Attempts, Backoff: r.Backoff, Timeout: r.Timeout}, ""
 }

@@ -159,6 +159,20 @@ func (ws *workerSide) callTask(ctx context.Context, c taskpool.Call) (res taskpo
 	return taskpool.Result{Value: out}
 }
 
+// TaskLimits returns the limits task/<task>.go declares (var retry,
+// TaskRetry): the JetStream worker applies them (taskpool.Limiter). A
+// file that does not load declares none.
+func (ws *workerSide) TaskLimits(task string) jstask.Limits {
+	if !validName(task) {
+		return jstask.Limits{}
+	}
+	tf, err := ws.cache.Get(filepath.Join(ws.a.dirs.task, task+".go"))
+	if err != nil {
+		return jstask.Limits{}
+	}
+	return tf.limits
+}
+
 // TaskInfo describes the task being run, to a task func that declares a
 // parameter of type *host.TaskInfo (not counted among the positional
 // arguments):
@@ -260,9 +274,12 @@ func (l *loader) analyzeTaskFile(prog fileVars, rel string) (*taskFunc, error) {
 	case t.NumOut() == 2 && t.Out(1) != typeError:
 		return nil, bad("%s: the second result must be error, not %s", base, t.Out(1))
 	}
-	limits, err := taskRetry(prog, base) // task_retry.go
-	if err != nil {
-		return nil, err
+	var limits jstask.Limits
+	if base != retryVar { // a task file retry.go holds its func there
+		var msg string
+		if limits, msg = taskRetry(prog.Var(retryVar)); msg != "" { // task_retry.go
+			return nil, bad("%s", msg)
+		}
 	}
 	tf := &taskFunc{rel: rel, name: base, fn: v, variadic: t.IsVariadic(), limits: limits}
 	for i := 0; i < t.NumIn(); i++ {

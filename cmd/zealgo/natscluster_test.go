@@ -159,11 +159,11 @@ func TestNATSClusterLosesTaskStreamLeader(t *testing.T) {
 	// (nats-server's election timeout, not configurable): dispatch can
 	// go on only then. What zealgo adds after the election (a publish
 	// attempt lost to the dead leader, a pause between attempts) stays
-	// under a second.
+	// under a second and a half.
 	if elected == 0 {
 		t.Error("no node logged a new leader of ZEALGO_TASKS")
-	} else if stall-elected >= time.Second {
-		t.Errorf("dispatch stalled %v, %v beyond the election of the new leader of ZEALGO_TASKS (%v after the kill); want < 1s",
+	} else if stall-elected >= 1500*time.Millisecond {
+		t.Errorf("dispatch stalled %v, %v beyond the election of the new leader of ZEALGO_TASKS (%v after the kill); want < 1.5s",
 			stall, stall-elected, elected)
 	}
 	t.Logf("dispatch: %d tasks, %d retries by the client; longest stall after the kill %v, of which the cluster "+

@@ -244,16 +244,14 @@ func (c *Client) original(ctx context.Context, seq uint64, t Task) (int64, error
 // on nats-server, not configurable): each attempt is lost meanwhile, and
 // the first one after the election answers within this bound, not a
 // longer one later. A retry carries the same de-duplication id.
-const publishAttempt = 500 * time.Millisecond
+// The bound leaves room for nats.go's own retries on no responders
+// (2 × 250ms), after which a stream that is gone is reported.
+const publishAttempt = time.Second
 
 // publish publishes msg, retrying a transient failure (no answer, no
 // stream leader yet) until ctx is done. A stream that is gone is
 // ErrStreamLost; it is not created again.
 func (c *Client) publish(ctx context.Context, msg *nats.Msg, opts ...jetstream.PublishOpt) (*jetstream.PubAck, error) {
-	// No responders is answered at once (this loop retries), not after
-	// nats.go's own retries, which would outlast publishAttempt and hide
-	// a stream that is gone.
-	opts = append(opts[:len(opts):len(opts)], jetstream.WithRetryAttempts(0))
 	for pause := 20 * time.Millisecond; ; pause = min(2*pause, 100*time.Millisecond) {
 		actx, cancel := context.WithTimeout(ctx, publishAttempt)
 		ack, err := c.js.PublishMsg(actx, msg, opts...)
