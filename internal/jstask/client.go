@@ -260,7 +260,12 @@ func (c *Client) publish(ctx context.Context, msg *nats.Msg, opts ...jetstream.P
 			return ack, err
 		}
 		if errors.Is(err, jetstream.ErrNoStreamResponse) {
-			if lost := checkStreams(ctx, c.js, c.cfg); errors.Is(lost, ErrStreamLost) {
+			// Bounded: a stream between leaders answers no lookup either,
+			// and the wait must not take the rest of ctx.
+			cctx, ccancel := context.WithTimeout(ctx, publishAttempt)
+			lost := checkStreams(cctx, c.js, c.cfg)
+			ccancel()
+			if errors.Is(lost, ErrStreamLost) {
 				return nil, lost
 			}
 		}
