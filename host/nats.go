@@ -213,28 +213,18 @@ func startWait(cfg *Config) time.Duration {
 }
 
 // openCounter opens the counters' bucket, the first one start-up creates,
-// waiting up to NATSConfig.StartWait while a cluster that has just elected
-// its leader cannot place the replicas yet ("no suitable peers").
+// waiting up to NATSConfig.StartWait while a cluster that has just formed
+// elects its leaders or cannot place the replicas yet
+// (natsrv.WhileForming).
 func openCounter(cfg *Config, conn *natsrv.Conn, replicas int, log *slog.Logger) (*natskv.Counter, error) {
-	deadline := time.Now().Add(startWait(cfg))
-	for {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		c, err := natskv.OpenCounter(ctx, conn.JS, natskv.CounterConfig{Replicas: replicas})
-		cancel()
-		if err == nil || !placementPending(err) || time.Now().After(deadline) {
-			return c, err
-		}
-		log.Warn("zealgo: waiting for the NATS cluster to place replicas", "replicas", replicas, "err", err)
-		time.Sleep(250 * time.Millisecond)
-	}
-}
-
-// placementPending reports whether err is a cluster not ready yet to place
-// a stream's replicas or to answer JetStream requests.
-func placementPending(err error) bool {
-	msg := err.Error()
-	return strings.Contains(msg, "no suitable peers") || strings.Contains(msg, "temporarily unavailable") ||
-		strings.Contains(msg, "no responders")
+	ctx, cancel := context.WithTimeout(context.Background(), startWait(cfg))
+	defer cancel()
+	var c *natskv.Counter
+	err := natsrv.WhileForming(ctx, log, "the counters' bucket", func(ctx context.Context) (err error) {
+		c, err = natskv.OpenCounter(ctx, conn.JS, natskv.CounterConfig{Replicas: replicas})
+		return err
+	})
+	return c, err
 }
 
 // replicas is NATSConfig.Replicas, else the cluster's choice: 3 on a

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"time"
 )
 
 // ErrNoTaskWorkers is returned by Server.Task when the application runs no
@@ -22,6 +23,16 @@ type Task struct {
 	// A dispatch whose answer NATS lost is retried with the same key.
 	// Left out of the JSON of a Task without one, which stays as it was.
 	Key string `json:",omitempty"`
+	// Attempts, Backoff and Timeout, when set, are this task's own
+	// retries and time limit on NATS JetStream, over its file's (var
+	// retry, TaskRetry) and the serve flags' (TaskLimits): how many
+	// times it runs when it fails, the pause before the second run
+	// (doubled at each further one), and the bound of one run. The local
+	// pool (--nats off) runs a task once, without a time limit. Left out
+	// of the JSON of a Task without them.
+	Attempts int           `json:",omitempty"`
+	Backoff  time.Duration `json:",omitempty"`
+	Timeout  time.Duration `json:",omitempty"`
 }
 
 // Server is the running server handle (the spec's $server), reached

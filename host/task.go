@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -217,12 +218,7 @@ func (tk *tasks) dispatch(ctx context.Context, workers int, t Task) (int64, erro
 	if st, _ := ctx.Value(stateKey{}).(*reqState); st != nil {
 		meta = map[string]string{taskpool.MetaRequestID: st.id}
 	}
-	if t.Key != "" {
-		if meta == nil {
-			meta = map[string]string{}
-		}
-		meta[taskpool.MetaKey] = t.Key
-	}
+	meta = ownLimits(meta, t)
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), dispatchTimeout)
 	defer cancel()
 	id, err := tk.engine.DispatchObserved(ctx, t.Handler, args, meta, tk.dispatching(ctx)) // metrics and trace (task_ops.go)
@@ -235,6 +231,30 @@ func (tk *tasks) dispatch(ctx context.Context, workers int, t Task) (int64, erro
 		return 0, fmt.Errorf("%w: %w", ErrTaskDuplicate, err)
 	}
 	return id, err
+}
+
+// ownLimits adds t's idempotency key and its own attempts, backoff and
+// time limit, those set, to meta.
+func ownLimits(meta map[string]string, t Task) map[string]string {
+	set := func(k, v string) {
+		if meta == nil {
+			meta = map[string]string{}
+		}
+		meta[k] = v
+	}
+	if t.Key != "" {
+		set(taskpool.MetaKey, t.Key)
+	}
+	if t.Attempts > 0 {
+		set(taskpool.MetaAttempts, strconv.Itoa(t.Attempts))
+	}
+	if t.Backoff > 0 {
+		set(taskpool.MetaBackoff, t.Backoff.String())
+	}
+	if t.Timeout > 0 {
+		set(taskpool.MetaTimeout, t.Timeout.String())
+	}
+	return meta
 }
 
 // taskName checks a handler path of the form /task/<name> and returns

@@ -13,6 +13,7 @@ import (
 	"reflect"
 	"strings"
 
+	"github.com/zealgo/zealgo/internal/jstask"
 	"github.com/zealgo/zealgo/internal/taskpool"
 	"github.com/zealgo/zealgo/internal/taskproto"
 	"github.com/zealgo/zealgo/interp"
@@ -164,6 +165,20 @@ func (ws *workerSide) callTask(ctx context.Context, c taskpool.Call) (res taskpo
 	return taskpool.Result{Value: out}
 }
 
+// TaskLimits returns the limits task/<task>.go declares (var retry,
+// TaskRetry): the JetStream worker applies them (taskpool.Limiter). A
+// file that does not load declares none.
+func (ws *workerSide) TaskLimits(task string) jstask.Limits {
+	if !validName(task) {
+		return jstask.Limits{}
+	}
+	tf, err := ws.cache.Get(filepath.Join(ws.a.dirs.task, task+".go"))
+	if err != nil {
+		return jstask.Limits{}
+	}
+	return tf.limits
+}
+
 // TaskInfo describes the task being run, to a task func that declares a
 // parameter of type *host.TaskInfo (not counted among the positional
 // arguments):
@@ -211,6 +226,7 @@ type taskFunc struct {
 	variadic   bool           // the func is variadic
 	varArgs    bool           // its variadic parameter takes positional arguments
 	positional []reflect.Type // the types of the positional parameters
+	limits     jstask.Limits  // the file's var retry (task_retry.go)
 }
 
 // taskParam is one parameter: injected (context.Context, *host.App,
@@ -264,7 +280,14 @@ func (l *loader) analyzeTaskFile(prog fileVars, rel string) (*taskFunc, error) {
 	case t.NumOut() == 2 && t.Out(1) != typeError:
 		return nil, bad("%s: the second result must be error, not %s", base, t.Out(1))
 	}
-	tf := &taskFunc{rel: rel, name: base, fn: v, variadic: t.IsVariadic()}
+	var limits jstask.Limits
+	if base != retryVar { // a task file retry.go holds its func there
+		var msg string
+		if limits, msg = taskRetry(prog.Var(retryVar)); msg != "" { // task_retry.go
+			return nil, bad("%s", msg)
+		}
+	}
+	tf := &taskFunc{rel: rel, name: base, fn: v, variadic: t.IsVariadic(), limits: limits}
 	for i := 0; i < t.NumIn(); i++ {
 		pt := t.In(i)
 		var p taskParam

@@ -133,6 +133,7 @@ func init() {
 		"TaskError":         reflect.ValueOf((*host.TaskError)(nil)),
 		"TaskInfo":          reflect.ValueOf((*host.TaskInfo)(nil)),
 		"TaskLimits":        reflect.ValueOf((*host.TaskLimits)(nil)),
+		"TaskRetry":         reflect.ValueOf((*host.TaskRetry)(nil)),
 		"Throttle":          reflect.ValueOf((*host.Throttle)(nil)),
 		"ThrottleStore":     reflect.ValueOf((*host.ThrottleStore)(nil)),
 		"WebSocket":         reflect.ValueOf((*host.WebSocket)(nil)),

@@ -36,9 +36,28 @@ func TestMain(m *testing.M) {
 	if out, err := exec.Command("go", "build", "-o", binary, ".").CombinedOutput(); err != nil {
 		panic(string(out))
 	}
+	before := listDir(".")
 	code := m.Run()
 	os.RemoveAll(dir)
+	// No test may leave files in this package's directory (a process of
+	// a test runs in a temporary directory: start, cluster_test.go).
+	for name := range listDir(".") {
+		if !before[name] {
+			fmt.Fprintf(os.Stderr, "a test left %s in cmd/zealgo\n", name)
+			code = 1
+		}
+	}
 	os.Exit(code)
+}
+
+// listDir returns the names in dir.
+func listDir(dir string) map[string]bool {
+	names := map[string]bool{}
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		names[e.Name()] = true
+	}
+	return names
 }
 
 func run(t *testing.T, args ...string) (stdout, stderr string, code int) {

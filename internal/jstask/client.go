@@ -239,17 +239,31 @@ func (c *Client) original(ctx context.Context, seq uint64, t Task) (int64, error
 	}
 }
 
+// publishAttempt bounds one attempt of a publish. A stream whose leader
+// died drops what it is sent until its followers elect another (4 to 9 s
+// on nats-server, not configurable): each attempt is lost meanwhile, and
+// the first one after the election answers within this bound, not a
+// longer one later. A retry carries the same de-duplication id.
+// The bound leaves room for nats.go's own retries on no responders
+// (2 × 250ms), after which a stream that is gone is reported.
+const publishAttempt = time.Second
+
 // publish publishes msg, retrying a transient failure (no answer, no
 // stream leader yet) until ctx is done. A stream that is gone is
 // ErrStreamLost; it is not created again.
 func (c *Client) publish(ctx context.Context, msg *nats.Msg, opts ...jetstream.PublishOpt) (*jetstream.PubAck, error) {
-	for pause := 20 * time.Millisecond; ; pause = min(2*pause, 500*time.Millisecond) {
-		ack, err := publishAsync(ctx, c.js, msg, 2*time.Second, opts...)
+	for pause := 20 * time.Millisecond; ; pause = min(2*pause, 100*time.Millisecond) {
+		ack, err := publishAsync(ctx, c.js, msg, publishAttempt, opts...)
 		if err == nil || !transient(err) {
 			return ack, err
 		}
 		if errors.Is(err, jetstream.ErrNoStreamResponse) {
-			if lost := checkStreams(ctx, c.js, c.cfg); errors.Is(lost, ErrStreamLost) {
+			// Bounded: a stream between leaders answers no lookup either,
+			// and the wait must not take the rest of ctx.
+			cctx, ccancel := context.WithTimeout(ctx, publishAttempt)
+			lost := checkStreams(cctx, c.js, c.cfg)
+			ccancel()
+			if errors.Is(lost, ErrStreamLost) {
 				return nil, lost
 			}
 		}

@@ -99,22 +99,31 @@ type policy struct {
 	backoff, timeout time.Duration
 }
 
-// policy returns t's own settings, else the worker's.
+// policy returns t's own settings, else its handler's
+// (WorkerConfig.Limits), else the worker's.
 func (w *Worker) policy(t Task) policy {
 	p := policy{attempts: w.cfg.Attempts, backoff: w.cfg.Backoff, timeout: w.cfg.Timeout}
 	if p.timeout <= 0 {
 		p.timeout = w.cfg.MaxRunTime
 	}
-	if t.Attempts > 0 {
-		p.attempts = t.Attempts
+	if w.cfg.Limits != nil {
+		p.over(w.cfg.Limits(t.Handler))
 	}
-	if t.Backoff > 0 {
-		p.backoff = t.Backoff
-	}
-	if t.Timeout > 0 {
-		p.timeout = t.Timeout
-	}
+	p.over(Limits{Attempts: t.Attempts, Backoff: t.Backoff, Timeout: t.Timeout})
 	return p
+}
+
+// over sets the fields of l that are set.
+func (p *policy) over(l Limits) {
+	if l.Attempts > 0 {
+		p.attempts = l.Attempts
+	}
+	if l.Backoff > 0 {
+		p.backoff = l.Backoff
+	}
+	if l.Timeout > 0 {
+		p.timeout = l.Timeout
+	}
 }
 
 // retryable reports whether a failure may go away on another run: an

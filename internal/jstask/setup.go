@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/zealgo/zealgo/internal/natsrv"
 )
 
 // streamConfigs are the task, result and dead-letter streams of c.
@@ -65,14 +67,14 @@ func setupStreams(ctx context.Context, js jetstream.JetStream, c Config) error {
 	if err := setupIDs(ctx, js, c); err != nil {
 		return err
 	}
-	err := retried(ctx, c, c.names().runs, func() error {
+	err := natsrv.WhileForming(ctx, c.Logger, "bucket "+c.names().runs, func(ctx context.Context) error {
 		_, err := js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: c.names().runs,
 			Description: "zealgo: how many times each task delivered again ran alone", TTL: 24 * time.Hour,
 			Storage: jetstream.FileStorage, Replicas: c.Replicas})
 		return err
 	})
 	if err != nil {
-		return fmt.Errorf("zealgo: jstask: bucket %s: %w%s", c.names().runs, err, replicaHint(err))
+		return fmt.Errorf("zealgo: jstask: bucket %s: %w", c.names().runs, natsrv.TooFewServers(err))
 	}
 	return nil
 }
@@ -80,10 +82,17 @@ func setupStreams(ctx context.Context, js jetstream.JetStream, c Config) error {
 // setupStream creates sc, or updates the stream to it when it differs.
 func setupStream(ctx context.Context, js jetstream.JetStream, c Config, sc jetstream.StreamConfig) error {
 	var st jetstream.Stream
-	err := retried(ctx, c, sc.Name, func() (err error) { st, err = js.Stream(ctx, sc.Name); return err })
+	err := natsrv.WhileForming(ctx, c.Logger, "stream "+sc.Name, func(ctx context.Context) (err error) {
+		st, err = js.Stream(ctx, sc.Name)
+		return err
+	})
 	if errors.Is(err, jetstream.ErrStreamNotFound) {
-		if _, err = js.CreateStream(ctx, sc); err != nil && !errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
-			return fmt.Errorf("zealgo: jstask: create stream %s with %d replicas: %w%s", sc.Name, sc.Replicas, err, replicaHint(err))
+		err = natsrv.WhileForming(ctx, c.Logger, "stream "+sc.Name, func(ctx context.Context) error {
+			_, err := js.CreateStream(ctx, sc)
+			return err
+		})
+		if err != nil && !errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
+			return fmt.Errorf("zealgo: jstask: create stream %s with %d replicas: %w", sc.Name, sc.Replicas, natsrv.TooFewServers(err))
 		}
 		c.Logger.Info("zealgo: jstask: stream created", "stream", sc.Name, "replicas", sc.Replicas)
 		return nil
@@ -97,37 +106,13 @@ func setupStream(ctx context.Context, js jetstream.JetStream, c Config, sc jetst
 	}
 	if _, err := js.UpdateStream(ctx, sc); err != nil {
 		return fmt.Errorf("zealgo: jstask: stream %s exists with settings that cannot be changed to zealgo's (%d replicas, "+
-			"%v retention): %w%s; drain it and delete it (nats stream rm %s) or give this application another prefix",
-			sc.Name, sc.Replicas, sc.Retention, err, replicaHint(err), sc.Name)
+			"%v retention): %w; drain it and delete it (nats stream rm %s) or give this application another prefix",
+			sc.Name, sc.Replicas, sc.Retention, natsrv.TooFewServers(err), sc.Name)
 	}
 	if old.Replicas != sc.Replicas {
 		c.Logger.Info("zealgo: jstask: stream replicas changed", "stream", sc.Name, "from", old.Replicas, "to", sc.Replicas)
 	}
 	return nil
-}
-
-// retried calls f, and again up to five times while it times out and ctx
-// lives: on a cluster, a stream created a moment before (by another
-// process) answers only once its replicas have elected their leader.
-func retried(ctx context.Context, c Config, what string, f func() error) error {
-	err := f()
-	for i := 0; i < 5 && errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil; i++ {
-		c.Logger.Warn("zealgo: jstask: no answer yet; the cluster may be electing a leader, trying again", "stream", what, "err", err)
-		err = f()
-	}
-	return err
-}
-
-// replicaHint adds what to do when the cluster has too few servers for
-// the replicas asked.
-func replicaHint(err error) string {
-	var apiErr *jetstream.APIError
-	// 10005: no suitable peers; 10023: insufficient resources; 10074:
-	// replicas on a server that is not clustered.
-	if errors.As(err, &apiErr) && (apiErr.ErrorCode == 10005 || apiErr.ErrorCode == 10023 || apiErr.ErrorCode == 10074) {
-		return " (the NATS server or cluster has fewer servers than replicas: choose fewer with --nats-replicas)"
-	}
-	return ""
 }
 
 // sameStream reports whether the stream has the settings zealgo wants.
@@ -164,7 +149,11 @@ func checkStreams(ctx context.Context, js jetstream.JetStream, c Config) error {
 // as a float.
 func setupIDs(ctx context.Context, js jetstream.JetStream, c Config) error {
 	n := c.names()
-	st, err := js.Stream(ctx, n.ids)
+	var st jetstream.Stream
+	err := natsrv.WhileForming(ctx, c.Logger, "stream "+n.ids, func(ctx context.Context) (err error) {
+		st, err = js.Stream(ctx, n.ids)
+		return err
+	})
 	if err == nil {
 		sc := st.CachedInfo().Config
 		if sc.Replicas == c.Replicas {
@@ -176,7 +165,7 @@ func setupIDs(ctx context.Context, js jetstream.JetStream, c Config) error {
 	if !errors.Is(err, jetstream.ErrStreamNotFound) {
 		return fmt.Errorf("zealgo: jstask: stream %s: %w", n.ids, err)
 	}
-	_, err = js.CreateStream(ctx, jetstream.StreamConfig{
+	sc := jetstream.StreamConfig{
 		Name:        n.ids,
 		Description: "zealgo task id blocks: the sequence is the block number",
 		Subjects:    []string{n.idSubj},
@@ -185,9 +174,13 @@ func setupIDs(ctx context.Context, js jetstream.JetStream, c Config) error {
 		MaxMsgs:     1,
 		Replicas:    c.Replicas,
 		FirstSeq:    uint64(time.Now().UnixMilli()),
+	}
+	err = natsrv.WhileForming(ctx, c.Logger, "stream "+n.ids, func(ctx context.Context) error {
+		_, err := js.CreateStream(ctx, sc)
+		return err
 	})
 	if err != nil && !errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
-		return fmt.Errorf("zealgo: jstask: stream %s: %w%s", n.ids, err, replicaHint(err))
+		return fmt.Errorf("zealgo: jstask: stream %s: %w", n.ids, natsrv.TooFewServers(err))
 	}
 	return nil
 }

@@ -46,6 +46,18 @@ type WorkerConfig struct {
 	// PollWait is how long one pull for tasks waits on the server;
 	// default 5s.
 	PollWait time.Duration
+	// Limits, when set, returns the attempts, backoff and time limit of
+	// a task's handler (its file's own): they override Config's, and a
+	// Task's own override them.
+	Limits func(handler string) Limits
+}
+
+// Limits are a task's attempts, backoff and time limit; a zero field
+// leaves the setting to the next level (Config).
+type Limits struct {
+	Attempts int
+	Backoff  time.Duration
+	Timeout  time.Duration
 }
 
 // Worker pulls tasks from the work queue and runs them.

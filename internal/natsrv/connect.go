@@ -47,7 +47,11 @@ func Connect(ctx context.Context, rawURL string, opts ConnectOptions) (*Conn, er
 	if err != nil {
 		return nil, err
 	}
-	js, err := jetstream.New(nc)
+	// An asynchronous publish whose acknowledgement never comes (sent to
+	// a stream leader that died) is given up after publishAsyncTimeout,
+	// so that it does not hold a place in the window of pending
+	// publishes forever; the caller has retried it long before.
+	js, err := jetstream.New(nc, jetstream.WithPublishAsyncTimeout(publishAsyncTimeout))
 	if err != nil {
 		nc.Close()
 		return nil, fmt.Errorf("zealgo: nats: %w", err)
@@ -169,3 +173,7 @@ func servers(nc *nats.Conn) int {
 	}
 	return len(seen)
 }
+
+// publishAsyncTimeout bounds the wait for the acknowledgement of an
+// asynchronous publish (jetstream.WithPublishAsyncTimeout).
+const publishAsyncTimeout = 5 * time.Second

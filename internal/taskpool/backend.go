@@ -67,6 +67,16 @@ const MetaRequestID = "request_id"
 // key. It does not reach the Runner.
 const MetaKey = "key"
 
+// MetaAttempts, MetaBackoff and MetaTimeout are the keys of Job.Meta
+// that hold a task's own attempts (a number), backoff and time limit
+// (durations, as time.Duration.String writes them); a backend that
+// knows retries (JetStream) applies them.
+const (
+	MetaAttempts = "attempts"
+	MetaBackoff  = "backoff"
+	MetaTimeout  = "timeout"
+)
+
 // Backend carries tasks from the dispatcher to whatever runs them, and
 // their ends back. Pool runs worker processes on this machine; JetStream,
 // a queue serving several machines, can take its place.

@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"sync/atomic"
+	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/zealgo/zealgo/internal/jstask"
@@ -136,8 +138,12 @@ func (b *JetStream) DispatchKeyed(ctx context.Context, job Job) (int64, error) {
 	if len(job.Args) > b.maxArgs {
 		return 0, fmt.Errorf("zealgo: task %s: arguments are %d bytes encoded; the bound on this NATS server is %d", job.Handler, len(job.Args), b.maxArgs)
 	}
-	return b.client.Dispatch(ctx, jstask.Task{ID: job.ID, Handler: job.Handler, Args: job.Args, RequestID: job.Meta[MetaRequestID],
-		TraceContext: traceOf(job.Meta), Key: job.Meta[MetaKey]})
+	t := jstask.Task{ID: job.ID, Handler: job.Handler, Args: job.Args, RequestID: job.Meta[MetaRequestID],
+		TraceContext: traceOf(job.Meta), Key: job.Meta[MetaKey]}
+	t.Attempts, _ = strconv.Atoi(job.Meta[MetaAttempts])
+	t.Backoff, _ = time.ParseDuration(job.Meta[MetaBackoff])
+	t.Timeout, _ = time.ParseDuration(job.Meta[MetaTimeout])
+	return b.client.Dispatch(ctx, t)
 }
 
 // Shutdown stops the worker processes, letting their running tasks

@@ -24,7 +24,7 @@ type queueWorker struct {
 }
 
 // openQueue connects to the queue of cfg; nil cfg: no queue.
-func openQueue(ctx context.Context, cfg *taskproto.QueueConfig, log *slog.Logger) (*queueWorker, error) {
+func openQueue(ctx context.Context, cfg *taskproto.QueueConfig, log *slog.Logger, run Runner) (*queueWorker, error) {
 	if cfg == nil {
 		return nil, nil
 	}
@@ -36,12 +36,28 @@ func openQueue(ctx context.Context, cfg *taskproto.QueueConfig, log *slog.Logger
 		Config:      jstaskConfig(*cfg, log),
 		Concurrency: cfg.Concurrency,
 		Grace:       cfg.Grace,
+		Limits:      limitsOf(run),
 	})
 	if err != nil {
 		conn.Close()
 		return nil, fmt.Errorf("zealgo: worker: %w", err)
 	}
 	return &queueWorker{conn: conn, w: w}, nil
+}
+
+// Limiter is a Runner that knows the attempts, backoff and time limit
+// a task's file declares; on JetStream they apply to its tasks.
+type Limiter interface {
+	TaskLimits(task string) jstask.Limits
+}
+
+// limitsOf returns the handlers' limits of run, when it is a Limiter.
+func limitsOf(run Runner) func(handler string) jstask.Limits {
+	l, ok := run.(Limiter)
+	if !ok {
+		return nil
+	}
+	return func(handler string) jstask.Limits { return l.TaskLimits(strings.TrimPrefix(handler, "/task/")) }
 }
 
 // jstaskConfig is the jstask.Config that the dispatchers and workers of

@@ -94,7 +94,7 @@ func ServeWorkerCalls(ctx context.Context, in io.Reader, out io.Writer, setup Se
 	if err != nil {
 		return err
 	}
-	q, err := openQueue(ctx, cfg.Queue, log)
+	q, err := openQueue(ctx, cfg.Queue, log, run)
 	if err != nil {
 		return err
 	}
