@@ -107,10 +107,16 @@ func TestConduitBuilt(t *testing.T) {
 // new SQLite database) and returns its API's base URL once it answers.
 func start(t *testing.T, bin string) (string, *testutil.Buffer) {
 	t.Helper()
+	return serveExample(t, bin, "--supervise=false", "--allow-origin", frontEnd)
+}
+
+// serveExample runs bin serve on the example with the flags given after
+// the root, address and data directory, and waits until it answers.
+func serveExample(t *testing.T, bin string, flags ...string) (string, *testutil.Buffer) {
+	t.Helper()
 	addr := testutil.FreeAddr(t)
 	logs := &testutil.Buffer{}
-	cmd := exec.Command(bin, "serve", "--root", ".", "--addr", addr, "--data", t.TempDir(), "--supervise=false",
-		"--allow-origin", frontEnd)
+	cmd := exec.Command(bin, append([]string{"serve", "--root", ".", "--addr", addr, "--data", t.TempDir()}, flags...)...)
 	cmd.Env = append(os.Environ(), "CONDUIT_JWT_SECRET="+secret)
 	cmd.Stdout, cmd.Stderr = logs, logs
 	if err := cmd.Start(); err != nil {

@@ -5,7 +5,6 @@ import (
 	"os"
 	"os/exec"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -55,26 +54,7 @@ func runNewman(t *testing.T, newman, coll, base, what string) {
 // native build, and against the binary `zealgo build` makes.
 func TestConduitNewman(t *testing.T) {
 	newman, coll := newmanTool(t)
-	z := zealgoCommand(t)
-	addr, logs := testutil.FreeAddr(t), &testutil.Buffer{}
-	cmd := exec.Command(z, "serve", "--root", ".", "--addr", addr, "--data", t.TempDir(), "--tier-settle", "100ms")
-	cmd.Env = append(os.Environ(), "CONDUIT_JWT_SECRET="+secret)
-	cmd.Stdout, cmd.Stderr = logs, logs
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		_ = cmd.Wait()
-		if t.Failed() {
-			t.Logf("server log:\n%s", logs.String())
-		}
-	})
-	base := "http://" + addr + "/api"
-	testutil.WaitFor(t, 30*time.Second, "the example to answer", func() bool {
-		status, _, err := send("GET", base+"/tags", "", "")
-		return err == nil && status == 200
-	})
+	base, logs := serveExample(t, zealgoCommand(t), "--tier-settle", "100ms")
 	runNewman(t, newman, coll, base, "zealgo serve, interpreted")
 	if strings.Contains(logs.String(), "serving a native build") {
 		t.Log("the native build was in before the interpreted run ended")
