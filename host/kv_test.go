@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/zealgo/zealgo/host"
-	"github.com/zealgo/zealgo/internal/natsrv"
 	"github.com/zealgo/zealgo/internal/testutil"
 )
 
@@ -53,14 +52,9 @@ var get = func(api *host.API) any {
 
 // sharedNATS starts a NATS server for two instances and returns its URL
 // with the token.
-func sharedNATS(t *testing.T) string {
-	t.Helper()
-	srv, err := natsrv.Start(natsrv.Config{DataDir: t.TempDir(), Token: "tok"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(srv.Shutdown)
-	return strings.Replace(srv.URL(), "nats://", "nats://tok@", 1)
+func sharedNATS(tb testing.TB) string {
+	tb.Helper()
+	return benchNATS(tb, "")
 }
 
 // checkKV runs the KV contract on a and b, two apps that share their

@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/zealgo/zealgo/host"
-	"github.com/zealgo/zealgo/internal/natsrv"
 	"github.com/zealgo/zealgo/internal/testutil"
 	"github.com/zealgo/zealgo/symbols"
 )
@@ -29,12 +28,7 @@ func BenchmarkRoomBroadcast(b *testing.B) {
 		benchRoom(b, a, a)
 	})
 	b.Run("two", func(b *testing.B) {
-		srv, err := natsrv.Start(natsrv.Config{DataDir: b.TempDir(), Token: "tok"})
-		if err != nil {
-			b.Fatal(err)
-		}
-		defer srv.Shutdown()
-		url := strings.Replace(srv.URL(), "nats://", "nats://tok@", 1)
+		url := sharedNATS(b)
 		opts := []host.Option{natsOpts(url), host.WithRealtime(host.RealtimeConfig{DisableCompression: true})}
 		benchRoom(b, liveBenchApp(b, roomFiles, opts...), liveBenchApp(b, roomFiles, opts...))
 	})

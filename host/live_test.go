@@ -15,7 +15,6 @@ import (
 
 	"github.com/coder/websocket"
 	"github.com/zealgo/zealgo/host"
-	"github.com/zealgo/zealgo/internal/natsrv"
 	"github.com/zealgo/zealgo/internal/testutil"
 	"github.com/zealgo/zealgo/symbols"
 )
@@ -279,12 +278,7 @@ var roomFiles = map[string]string{
 // TestBroadcastAcrossInstances: two instances sharing one NATS server;
 // a broadcast on one reaches the room's clients on both, once each.
 func TestBroadcastAcrossInstances(t *testing.T) {
-	srv, err := natsrv.Start(natsrv.Config{DataDir: t.TempDir(), Token: "tok"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Shutdown()
-	url := strings.Replace(srv.URL(), "nats://", "nats://tok@", 1)
+	url := sharedNATS(t)
 	a := newTestApp(t, roomFiles, natsOpts(url))
 	b := newTestApp(t, roomFiles, natsOpts(url))
 	ca := dialWS(t, a.srv.URL, "/api/room?name=hall", nil)

@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/zealgo/zealgo/host"
-	"github.com/zealgo/zealgo/internal/natsrv"
 	"github.com/zealgo/zealgo/internal/testutil"
 	"github.com/zealgo/zealgo/symbols"
 )
@@ -180,12 +179,7 @@ var get = func(api *host.API) any { return map[string]any{"ok": true} }
 // a login on one is a login on the other; and the rate-limit alias counts
 // the requests of both.
 func TestSessionsNATSShared(t *testing.T) {
-	srv, err := natsrv.Start(natsrv.Config{DataDir: t.TempDir(), Token: "tok"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Shutdown()
-	url := strings.Replace(srv.URL(), "nats://", "nats://tok@", 1)
+	url := sharedNATS(t)
 	secret := host.WithSessionSecret(strings.Repeat("s", 40))
 	a := newTestApp(t, natsSessionFiles, natsOpts(url), secret)
 	b := newTestApp(t, natsSessionFiles, natsOpts(url), secret)
@@ -264,12 +258,7 @@ var natsThrottleFiles = map[string]string{
 // failures of every instance: five at one, and the sixth attempt, at the
 // other, is refused with 429 and Retry-After.
 func TestThrottleNATSShared(t *testing.T) {
-	srv, err := natsrv.Start(natsrv.Config{DataDir: t.TempDir(), Token: "tok"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Shutdown()
-	url := strings.Replace(srv.URL(), "nats://", "nats://tok@", 1)
+	url := sharedNATS(t)
 	a := newTestApp(t, natsThrottleFiles, natsOpts(url))
 	b := newTestApp(t, natsThrottleFiles, natsOpts(url))
 	for i := range 5 {

@@ -45,14 +45,16 @@ func BenchmarkTaskEngines(b *testing.B) {
 	}
 }
 
-// benchNATS starts a NATS server with the fsync policy sync for one
-// benchmark and returns its URL with the token.
-func benchNATS(b *testing.B, sync string) string {
-	srv, err := natsrv.Start(natsrv.Config{DataDir: b.TempDir(), Token: "tok", Sync: sync})
+// benchNATS starts a NATS server with the fsync policy sync ("": the
+// default) for one test or benchmark, stopped when it ends, and returns
+// its URL with the token.
+func benchNATS(tb testing.TB, sync string) string {
+	tb.Helper()
+	srv, err := natsrv.Start(natsrv.Config{DataDir: tb.TempDir(), Token: "tok", Sync: sync})
 	if err != nil {
-		b.Fatal(err)
+		tb.Fatal(err)
 	}
-	b.Cleanup(srv.Shutdown)
+	tb.Cleanup(srv.Shutdown)
 	return strings.Replace(srv.URL(), "nats://", "nats://tok@", 1)
 }
 
