@@ -3,7 +3,7 @@ package host
 import (
 	"net"
 	"net/http"
-	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -24,30 +24,20 @@ import (
 // long; Shutdown then closes it.
 const handOverWait = time.Second
 
-// connTracker counts a server's open connections through ConnState.
-type connTracker struct {
-	mu   sync.Mutex
-	open map[net.Conn]bool
-}
+// connTracker counts a server's open connections through ConnState: each
+// connection passes StateNew once and StateClosed or StateHijacked once.
+type connTracker struct{ open atomic.Int64 }
 
-func newConnTracker() *connTracker { return &connTracker{open: map[net.Conn]bool{}} }
+func newConnTracker() *connTracker { return &connTracker{} }
 
 // state is the server's ConnState hook.
-func (t *connTracker) state(c net.Conn, s http.ConnState) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
+func (t *connTracker) state(_ net.Conn, s http.ConnState) {
 	switch s {
 	case http.StateNew:
-		t.open[c] = true
+		t.open.Add(1)
 	case http.StateClosed, http.StateHijacked:
-		delete(t.open, c)
+		t.open.Add(-1)
 	}
-}
-
-func (t *connTracker) count() int {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return len(t.open)
 }
 
 // handOver stops srv accepting on ln and lets each of its connections
@@ -61,7 +51,7 @@ func (t *connTracker) handOver(srv *http.Server, ln net.Listener, errc <-chan er
 	defer limit.Stop()
 	tick := time.NewTicker(5 * time.Millisecond)
 	defer tick.Stop()
-	for t.count() > 0 {
+	for t.open.Load() > 0 {
 		select {
 		case <-tick.C:
 		case <-limit.C:
