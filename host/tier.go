@@ -10,10 +10,11 @@ import (
 	"io"
 	"io/fs"
 	"log/slog"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -129,7 +130,7 @@ func (b *tierBuilder) run(ctx context.Context) {
 	changed, due, building := map[string]bool{"(first build)": true}, false, false
 	done := make(chan struct{})
 	start := func() {
-		list := sortedKeys(changed)
+		list := slices.Sorted(maps.Keys(changed))
 		changed, due, building = map[string]bool{}, false, true
 		go func() { b.build(ctx, list); done <- struct{}{} }()
 	}
@@ -345,13 +346,4 @@ func hashFile(path string) (string, error) {
 	}
 	sum := sha256.Sum256(src)
 	return hex.EncodeToString(sum[:]), nil
-}
-
-func sortedKeys(m map[string]bool) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }

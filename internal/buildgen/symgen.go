@@ -7,9 +7,11 @@ import (
 	gobuild "go/build"
 	"go/parser"
 	"go/token"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -153,7 +155,7 @@ func (g *generator) moduleImports() ([]string, error) {
 		return nil, nil
 	}
 	cfg := &packages.Config{Mode: packages.NeedName | packages.NeedImports | packages.NeedDeps, Dir: g.goDir(), Env: g.env()}
-	pkgs, err := packages.Load(cfg, sortedSet(direct)...)
+	pkgs, err := packages.Load(cfg, slices.Sorted(maps.Keys(direct))...)
 	if err != nil {
 		return nil, fmt.Errorf("zealgo: build: %w", err)
 	}
@@ -208,13 +210,4 @@ func (g *generator) foreign(path string, app bool) bool {
 		return false
 	}
 	return true
-}
-
-func sortedSet(m map[string]bool) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }
