@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -14,9 +13,6 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
-
-// idBlock is how many task ids one message on the ids stream reserves.
-const idBlock = 1 << 10
 
 // FinishFunc receives the end of a task: its id and handler, and its
 // JSON-encoded result or a *TaskError.
@@ -30,8 +26,9 @@ type Client struct {
 	n        names
 	instance string
 
-	idMu      sync.Mutex
-	next, end int64 // the ids left in the reserved block: [next, end)
+	ids  idReserve
+	down [maxStreams]atomic.Int64 // per task stream: skipped until then (Unix ns)
+	turn atomic.Uint64            // the task stream of the next task without a key
 
 	finish     FinishFunc
 	mu         sync.Mutex // serialises finish calls and seen
@@ -147,97 +144,6 @@ func (c *Client) restartResults() {
 
 // Instance returns the instance's name.
 func (c *Client) Instance() string { return c.instance }
-
-// NextID returns a new task id, unique across all instances sharing the
-// streams and across their restarts. Ids come in blocks of 1024 reserved
-// through the ids stream (see ensureIDs); they are positive and below
-// 2^53.
-func (c *Client) NextID(ctx context.Context) (int64, error) {
-	c.idMu.Lock()
-	defer c.idMu.Unlock()
-	if c.next == c.end {
-		ack, err := c.publish(ctx, nats.NewMsg(c.n.idSubj), jetstream.WithExpectStream(c.n.ids))
-		if err != nil {
-			return 0, fmt.Errorf("zealgo: jstask: reserve task ids: %w", err)
-		}
-		c.next = int64(ack.Sequence) * idBlock
-		c.end = c.next + idBlock
-	}
-	id := c.next
-	c.next++
-	return id, nil
-}
-
-// Dispatch publishes t, with a new id from NextID when t.ID is 0, and
-// returns its id once JetStream has stored it. A second dispatch of the
-// same id, or of the same Key, within Config.DuplicateWindow is dropped:
-// it returns the first one's id while that one is queued, else
-// ErrDuplicate. A transient failure (a cluster electing a new leader) is
-// retried with the same de-duplication id until ctx is done, so that no
-// retry makes a second task. A full queue is ErrQueueFull.
-func (c *Client) Dispatch(ctx context.Context, t Task) (int64, error) {
-	if t.Handler == "" || strings.ContainsAny(t.Handler, "\r\n") {
-		return 0, fmt.Errorf("zealgo: jstask: task handler %q: want a name on one line", t.Handler)
-	}
-	if t.ID == 0 {
-		id, err := c.NextID(ctx)
-		if err != nil {
-			return 0, err
-		}
-		t.ID = id
-	}
-	t.Instance = c.instance
-	t.Dispatched = time.Now().UTC()
-	body, err := json.Marshal(t)
-	if err != nil {
-		return 0, fmt.Errorf("zealgo: jstask: task %s: %w", t.Handler, err)
-	}
-	id := strconv.FormatInt(t.ID, 10)
-	msg := nats.NewMsg(c.n.taskSubj)
-	msg.Data = body
-	msg.Header.Set(hdrID, id)
-	msg.Header.Set(hdrInstance, c.instance)
-	msg.Header.Set(hdrHandler, t.Handler)
-	msgID := id
-	if t.Key != "" {
-		msgID = "key:" + t.Key
-	}
-	ack, err := c.publish(ctx, msg, jetstream.WithMsgID(msgID), jetstream.WithExpectStream(c.n.tasks))
-	switch {
-	case err != nil && strings.Contains(err.Error(), "maximum messages"):
-		return 0, fmt.Errorf("%w (%d tasks wait): task %s not dispatched; add workers or raise the bound", ErrQueueFull, c.cfg.MaxQueued, t.Handler)
-	case err != nil:
-		return 0, fmt.Errorf("zealgo: jstask: dispatch %s (id %d): %w", t.Handler, t.ID, err)
-	case ack.Duplicate && t.Key != "":
-		return c.original(ctx, ack.Sequence, t)
-	}
-	return t.ID, nil
-}
-
-// original returns the id of the queued task at seq, which a dispatch of
-// t with the same key duplicated, or ErrDuplicate when it is gone.
-func (c *Client) original(ctx context.Context, seq uint64, t Task) (int64, error) {
-	for {
-		actx, cancel := context.WithTimeout(ctx, time.Second)
-		st, err := c.js.Stream(actx, c.n.tasks)
-		var m *jetstream.RawStreamMsg
-		if err == nil {
-			m, err = st.GetMsg(actx, seq)
-		}
-		cancel()
-		switch {
-		case err == nil:
-			if id, perr := strconv.ParseInt(m.Header.Get(hdrID), 10, 64); perr == nil {
-				return id, nil
-			}
-			return 0, fmt.Errorf("%w: task %s with key %q", ErrDuplicate, t.Handler, t.Key)
-		case errors.Is(err, jetstream.ErrMsgNotFound):
-			return 0, fmt.Errorf("%w: task %s with key %q", ErrDuplicate, t.Handler, t.Key)
-		case ctx.Err() != nil:
-			return 0, fmt.Errorf("zealgo: jstask: dispatch %s with key %q: a first dispatch is recorded but cannot be read: %w", t.Handler, t.Key, err)
-		}
-	}
-}
 
 // publishAttempt bounds one attempt of a publish. A stream whose leader
 // died drops what it is sent until its followers elect another (4 to 9 s
