@@ -26,9 +26,10 @@ type Client struct {
 	n        names
 	instance string
 
-	ids  idReserve
-	down [maxStreams]atomic.Int64 // per task stream: skipped until then (Unix ns)
-	turn atomic.Uint64            // the task stream of the next task without a key
+	ids   idReserve
+	drops *dropWatch               // nil for a client of the dead letters
+	down  [maxStreams]atomic.Int64 // per task stream: skipped until then (Unix ns)
+	turn  atomic.Uint64            // the task stream of the next task without a key
 
 	finish     FinishFunc
 	mu         sync.Mutex // serialises finish calls and seen
@@ -58,7 +59,7 @@ func Open(ctx context.Context, js jetstream.JetStream, cfg Config, instance stri
 	if err := setupStreams(ctx, js, cfg); err != nil {
 		return nil, err
 	}
-	c := &Client{js: js, cfg: cfg, n: cfg.names(), instance: instance, finish: finish}
+	c := &Client{js: js, cfg: cfg, n: cfg.names(), instance: instance, finish: finish, drops: watchDrops(js.Conn())}
 	if finish == nil {
 		return c, nil
 	}
@@ -159,7 +160,7 @@ const publishAttempt = time.Second
 // ErrStreamLost; it is not created again.
 func (c *Client) publish(ctx context.Context, msg *nats.Msg, opts ...jetstream.PublishOpt) (*jetstream.PubAck, error) {
 	for pause := 20 * time.Millisecond; ; pause = min(2*pause, 100*time.Millisecond) {
-		ack, err := publishAsync(ctx, c.js, msg, publishAttempt, opts...)
+		ack, err := publishAsync(ctx, c.js, msg, publishAttempt, c.drops.now(), opts...)
 		if err == nil || !transient(err) {
 			return ack, err
 		}
@@ -184,8 +185,10 @@ func (c *Client) publish(ctx context.Context, msg *nats.Msg, opts ...jetstream.P
 // publishAsync publishes msg without a request of its own (the
 // acknowledgements of all publishes under way come back on one
 // subscription, so that concurrent callers pipeline) and waits up to wait
-// for the server to store it.
-func publishAsync(ctx context.Context, js jetstream.JetStream, msg *nats.Msg, wait time.Duration, opts ...jetstream.PublishOpt) (*jetstream.PubAck, error) {
+// for the server to store it, or until dropped is closed (the connection
+// dropped: the acknowledgement will not come), which is errDropped.
+func publishAsync(ctx context.Context, js jetstream.JetStream, msg *nats.Msg, wait time.Duration, dropped <-chan struct{},
+	opts ...jetstream.PublishOpt) (*jetstream.PubAck, error) {
 	f, err := js.PublishMsgAsync(msg, opts...)
 	if err != nil {
 		return nil, err
@@ -201,6 +204,8 @@ func publishAsync(ctx context.Context, js jetstream.JetStream, msg *nats.Msg, wa
 		return nil, ctx.Err()
 	case <-t.C:
 		return nil, context.DeadlineExceeded
+	case <-dropped:
+		return nil, errDropped
 	}
 }
 
@@ -215,7 +220,8 @@ func transient(err error) bool {
 	return errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrTimeout) ||
 		errors.Is(err, jetstream.ErrNoStreamResponse) || errors.Is(err, nats.ErrNoResponders) ||
 		errors.Is(err, nats.ErrConnectionReconnecting) || errors.Is(err, nats.ErrDisconnected) ||
-		errors.Is(err, jetstream.ErrTooManyStalledMsgs) || errors.Is(err, jetstream.ErrAsyncPublishTimeout)
+		errors.Is(err, jetstream.ErrTooManyStalledMsgs) || errors.Is(err, jetstream.ErrAsyncPublishTimeout) ||
+		errors.Is(err, errDropped)
 }
 
 // Close stops reading results and returns once the finish call under
@@ -225,6 +231,7 @@ func (c *Client) Close() {
 	c.closed = true
 	cc := c.consume
 	c.cmu.Unlock()
+	c.drops.stop()
 	if cc == nil {
 		return
 	}

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -114,7 +115,7 @@ func (c *Client) publishTask(ctx context.Context, t Task, body []byte, i int, ma
 		msgID = "key:" + t.Key
 	}
 	// No retry on no responders: another stream is tried at once.
-	return publishAsync(ctx, c.js, msg, publishAttempt, jetstream.WithMsgID(msgID),
+	return publishAsync(ctx, c.js, msg, publishAttempt, c.drops.now(), jetstream.WithMsgID(msgID),
 		jetstream.WithExpectStream(name), jetstream.WithRetryAttempts(0))
 }
 
@@ -174,7 +175,56 @@ func isFull(err error) bool {
 // the same: it was sent, and no answer came in time.
 func ambiguous(err error) bool {
 	return errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrTimeout) ||
-		errors.Is(err, jetstream.ErrAsyncPublishTimeout)
+		errors.Is(err, jetstream.ErrAsyncPublishTimeout) || errors.Is(err, errDropped)
+}
+
+// errDropped: the connection dropped while a publish waited for its
+// acknowledgement; it may have been stored.
+var errDropped = errors.New("zealgo: jstask: the NATS connection dropped before the acknowledgement")
+
+// dropWatch tells the publishes under way that the connection dropped
+// (its server was lost), so that they are retried elsewhere at once
+// rather than after their time bound.
+type dropWatch struct {
+	nc     *nats.Conn
+	status chan nats.Status
+	mu     sync.Mutex
+	ch     chan struct{} // closed at the next drop
+}
+
+// watchDrops starts watching nc.
+func watchDrops(nc *nats.Conn) *dropWatch {
+	if nc == nil {
+		return nil
+	}
+	d := &dropWatch{nc: nc, status: nc.StatusChanged(nats.DISCONNECTED, nats.RECONNECTING, nats.CLOSED),
+		ch: make(chan struct{})}
+	go func() {
+		for range d.status {
+			d.mu.Lock()
+			close(d.ch)
+			d.ch = make(chan struct{})
+			d.mu.Unlock()
+		}
+	}()
+	return d
+}
+
+// now returns a channel closed at the next drop (nil: never).
+func (d *dropWatch) now() <-chan struct{} {
+	if d == nil {
+		return nil
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.ch
+}
+
+// stop ends the watch.
+func (d *dropWatch) stop() {
+	if d != nil {
+		d.nc.RemoveStatusListener(d.status)
+	}
 }
 
 // original returns the id of the queued task at seq in stream, which a

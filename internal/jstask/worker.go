@@ -308,7 +308,7 @@ func acquire(ctx context.Context, slots chan struct{}) int {
 
 // multiPollWait bounds one pull's wait on one of several task streams,
 // so that a task in another waits no longer for a free worker.
-const multiPollWait = 200 * time.Millisecond
+const multiPollWait = 100 * time.Millisecond
 
 // fetch pulls up to n tasks from task stream i and starts each as it
 // arrives. When ctx is done, tasks still on their way are given back to
