@@ -64,8 +64,9 @@ var keyedApp = map[string]string{
 // Under load (a logged-in client dispatching tasks with idempotency keys,
 // retrying on errors), the node leading the task stream is killed with
 // SIGKILL: no acknowledged task is lost, none runs twice without its
-// TaskInfo.Delivery showing it, the client stays logged in; the longest
-// dispatch stall is reported.
+// TaskInfo.Delivery showing it, the client stays logged in, and dispatch
+// stalls less than 3 s (it goes on through the other task streams while
+// the cluster elects a new leader); the figures are logged.
 func TestNATSClusterLosesTaskStreamLeader(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs processes")
