@@ -11,6 +11,7 @@ import (
 
 	"github.com/gorilla/sessions"
 	"github.com/zealgo/zealgo/internal/natskv"
+	"github.com/zealgo/zealgo/internal/natsrv"
 	"github.com/zealgo/zealgo/internal/sessionstore"
 )
 
@@ -175,9 +176,15 @@ func (a *sessionEngine) natsSessions(cfg SessionConfig) (sessionstore.Backend, b
 	if a.nats.conn == nil {
 		return nil, false, fmt.Errorf("zealgo: session store nats: NATS is off; set --nats (or %s) to %s or a nats:// URL", NATSEnv, NATSEmbedded)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	// A cluster that has just formed may still be electing leaders or
+	// placing replicas: waited for, as for the other buckets.
+	ctx, cancel := context.WithTimeout(context.Background(), startWait(a.cfg))
 	defer cancel()
-	s, err := natskv.OpenSessions(ctx, a.nats.conn.JS, natskv.SessionConfig{MaxTTL: max(cfg.MaxAge, 30*24*time.Hour), Replicas: a.nats.replicas})
+	var s *natskv.Sessions
+	err := natsrv.WhileForming(ctx, a.log, "the sessions' bucket", func(ctx context.Context) (err error) {
+		s, err = natskv.OpenSessions(ctx, a.nats.conn.JS, natskv.SessionConfig{MaxTTL: max(cfg.MaxAge, 30*24*time.Hour), Replicas: a.nats.replicas})
+		return err
+	})
 	if err != nil {
 		return nil, false, err
 	}

@@ -11,6 +11,8 @@ import (
 	"io"
 	"net/http"
 	"net/http/cookiejar"
+	"os"
+	"path/filepath"
 	"regexp"
 	"sort"
 	"strconv"
@@ -62,8 +64,9 @@ var keyedApp = map[string]string{
 // Under load (a logged-in client dispatching tasks with idempotency keys,
 // retrying on errors), the node leading the task stream is killed with
 // SIGKILL: no acknowledged task is lost, none runs twice without its
-// TaskInfo.Delivery showing it, the client stays logged in; the longest
-// dispatch stall is reported.
+// TaskInfo.Delivery showing it, the client stays logged in, and dispatch
+// stalls less than 3 s (it goes on through the other task streams while
+// the cluster elects a new leader); the figures are logged.
 func TestNATSClusterLosesTaskStreamLeader(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs processes")
@@ -79,7 +82,7 @@ func TestNATSClusterLosesTaskStreamLeader(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Close()
-	for _, s := range []string{"ZEALGO_TASKS", "ZEALGO_RESULTS", "ZEALGO_IDS", "ZEALGO_DEAD", "KV_zealgo_sessions", "KV_zealgo_counters", "KV_zealgo_task_runs"} {
+	for _, s := range []string{"ZEALGO_TASKS", "ZEALGO_TASKS_1", "ZEALGO_TASKS_2", "ZEALGO_RESULTS", "ZEALGO_IDS", "ZEALGO_DEAD", "KV_zealgo_sessions", "KV_zealgo_counters", "KV_zealgo_task_runs"} {
 		st, err := conn.JS.Stream(context.Background(), s)
 		if err != nil {
 			t.Fatalf("stream %s: %v", s, err)
@@ -156,23 +159,16 @@ func TestNATSClusterLosesTaskStreamLeader(t *testing.T) {
 	}
 	// The cluster elects a new leader of each stream the killed node
 	// led 4 to 9 s after it stops (nats-server's election timeout, not
-	// configurable), each stream on its own: dispatch needs the task
-	// stream and, every 1024 tasks, the ids stream. What zealgo adds
-	// after the later of their elections (a publish attempt lost to the
-	// dead leader, a pause between attempts) stays under 1.5 s.
+	// configurable); dispatch does not wait for it: it goes to the other
+	// task streams, led by the other nodes, with ids reserved ahead.
 	stall := kc.stall(at)
-	elected := max(electedAfter(nodes, "ZEALGO_TASKS", at), electedAfter(nodes, "ZEALGO_IDS", at))
-	if elected == 0 {
-		t.Error("no node logged a new leader of ZEALGO_TASKS")
-	} else if stall-elected >= 1500*time.Millisecond {
-		t.Errorf("dispatch stalled %v, %v beyond the election of the new stream leaders (%v after the kill); want < 1.5s",
-			stall, stall-elected, elected)
+	if stall >= 3*time.Second {
+		t.Errorf("dispatch stalled %v after the kill; want < 3s", stall)
 	}
-	t.Logf("dispatch: %d tasks, %d retries by the client; longest stall after the kill %v, of which the cluster "+
-		"electing new leaders of ZEALGO_TASKS and ZEALGO_IDS took %v (tasks %v, ids %v); reruns seen %d",
-		total, kc.retried.Load(), stall.Round(time.Millisecond), elected.Round(time.Millisecond),
-		electedAfter(nodes, "ZEALGO_TASKS", at).Round(time.Millisecond), electedAfter(nodes, "ZEALGO_IDS", at).Round(time.Millisecond),
-		reruns(p.logs.String()))
+	t.Logf("dispatch: %d tasks, %d retries by the client; longest stall after the kill %v (the cluster elected a new "+
+		"leader of ZEALGO_TASKS %v after it); reruns seen %d, invisible duplicates %d, lost 0, logouts %d",
+		total, kc.retried.Load(), stall.Round(time.Millisecond), electedAfter(nodes, "ZEALGO_TASKS", at).Round(time.Millisecond),
+		reruns(p.logs.String()), invisible, kc.logouts.Load())
 }
 
 // streamLeaderRE matches nats-server's log line of a new stream leader,
@@ -302,4 +298,81 @@ func (kc *keyedClient) stall(at time.Time) time.Duration {
 		}
 	}
 	return longest
+}
+
+// TestNATSEmbeddedClusterReplicas: three zealgo instances whose embedded
+// servers form one cluster (--nats-cluster, --nats-routes), with default
+// flags otherwise: every stream and bucket has 3 replicas, and the three
+// task streams are led by three different nodes.
+func TestNATSEmbeddedClusterReplicas(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs processes")
+	}
+	root := testutil.WriteTree(t, keyedApp)
+	routes := make([]string, 3)
+	for i := range routes {
+		routes[i] = testutil.FreeAddr(t)
+	}
+	var data []string
+	var procs []*process
+	for i := range routes {
+		var others []string
+		for j, r := range routes {
+			if j != i {
+				others = append(others, "nats-route://"+r)
+			}
+		}
+		d, addr := t.TempDir(), testutil.FreeAddr(t)
+		data = append(data, d)
+		procs = append(procs, start(t, addr, []string{"ZEALGO_SESSION_SECRET=" + strings.Repeat("c", 40)},
+			"serve", "--root", root, "--addr", addr, "--data", d, "--nats", "embedded", "--session-store", "nats",
+			"--task-workers", "1", "--instance", fmt.Sprintf("node%d", i+1), "--nats-cluster", "zt",
+			"--nats-cluster-addr", routes[i], "--nats-routes", strings.Join(others, ",")))
+	}
+	for _, p := range procs {
+		p.waitHTTP(t)
+	}
+	url, err := os.ReadFile(filepath.Join(data[0], "nats", "client.url"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn, err := natsrv.Connect(context.Background(), strings.TrimSpace(string(url)), natsrv.ConnectOptions{Name: t.Name()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	want := map[string]bool{"ZEALGO_TASKS": false, "ZEALGO_TASKS_1": false, "ZEALGO_TASKS_2": false, "ZEALGO_RESULTS": false,
+		"ZEALGO_IDS": false, "ZEALGO_DEAD": false, "KV_zealgo_sessions": false, "KV_zealgo_counters": false, "KV_zealgo_task_runs": false}
+	streams := conn.JS.ListStreams(context.Background())
+	for info := range streams.Info() {
+		if _, ok := want[info.Config.Name]; ok {
+			want[info.Config.Name] = true
+		}
+		if info.Config.Replicas != 3 {
+			t.Errorf("stream %s has %d replicas, want 3", info.Config.Name, info.Config.Replicas)
+		}
+	}
+	if err := streams.Err(); err != nil {
+		t.Fatal(err)
+	}
+	for name, seen := range want {
+		if !seen {
+			t.Errorf("stream %s is missing", name)
+		}
+	}
+	var leaders map[string]bool
+	spread := testutil.Poll(20*time.Second, func() bool {
+		leaders = map[string]bool{}
+		for _, s := range []string{"ZEALGO_TASKS", "ZEALGO_TASKS_1", "ZEALGO_TASKS_2"} {
+			st, err := conn.JS.Stream(context.Background(), s)
+			if err != nil || st.CachedInfo().Cluster == nil {
+				return false
+			}
+			leaders[st.CachedInfo().Cluster.Leader] = true
+		}
+		return len(leaders) == 3
+	})
+	if !spread {
+		t.Errorf("the three task streams are led by %d nodes, want 3", len(leaders))
+	}
 }

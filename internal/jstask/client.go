@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -14,9 +13,6 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
-
-// idBlock is how many task ids one message on the ids stream reserves.
-const idBlock = 1 << 10
 
 // FinishFunc receives the end of a task: its id and handler, and its
 // JSON-encoded result or a *TaskError.
@@ -30,8 +26,10 @@ type Client struct {
 	n        names
 	instance string
 
-	idMu      sync.Mutex
-	next, end int64 // the ids left in the reserved block: [next, end)
+	ids   idReserve
+	drops *dropWatch               // nil for a client of the dead letters
+	down  [maxStreams]atomic.Int64 // per task stream: skipped until then (Unix ns)
+	turn  atomic.Uint64            // the task stream of the next task without a key
 
 	finish     FinishFunc
 	mu         sync.Mutex // serialises finish calls and seen
@@ -61,7 +59,7 @@ func Open(ctx context.Context, js jetstream.JetStream, cfg Config, instance stri
 	if err := setupStreams(ctx, js, cfg); err != nil {
 		return nil, err
 	}
-	c := &Client{js: js, cfg: cfg, n: cfg.names(), instance: instance, finish: finish}
+	c := &Client{js: js, cfg: cfg, n: cfg.names(), instance: instance, finish: finish, drops: watchDrops(js.Conn())}
 	if finish == nil {
 		return c, nil
 	}
@@ -148,97 +146,6 @@ func (c *Client) restartResults() {
 // Instance returns the instance's name.
 func (c *Client) Instance() string { return c.instance }
 
-// NextID returns a new task id, unique across all instances sharing the
-// streams and across their restarts. Ids come in blocks of 1024 reserved
-// through the ids stream (see ensureIDs); they are positive and below
-// 2^53.
-func (c *Client) NextID(ctx context.Context) (int64, error) {
-	c.idMu.Lock()
-	defer c.idMu.Unlock()
-	if c.next == c.end {
-		ack, err := c.publish(ctx, nats.NewMsg(c.n.idSubj), jetstream.WithExpectStream(c.n.ids))
-		if err != nil {
-			return 0, fmt.Errorf("zealgo: jstask: reserve task ids: %w", err)
-		}
-		c.next = int64(ack.Sequence) * idBlock
-		c.end = c.next + idBlock
-	}
-	id := c.next
-	c.next++
-	return id, nil
-}
-
-// Dispatch publishes t, with a new id from NextID when t.ID is 0, and
-// returns its id once JetStream has stored it. A second dispatch of the
-// same id, or of the same Key, within Config.DuplicateWindow is dropped:
-// it returns the first one's id while that one is queued, else
-// ErrDuplicate. A transient failure (a cluster electing a new leader) is
-// retried with the same de-duplication id until ctx is done, so that no
-// retry makes a second task. A full queue is ErrQueueFull.
-func (c *Client) Dispatch(ctx context.Context, t Task) (int64, error) {
-	if t.Handler == "" || strings.ContainsAny(t.Handler, "\r\n") {
-		return 0, fmt.Errorf("zealgo: jstask: task handler %q: want a name on one line", t.Handler)
-	}
-	if t.ID == 0 {
-		id, err := c.NextID(ctx)
-		if err != nil {
-			return 0, err
-		}
-		t.ID = id
-	}
-	t.Instance = c.instance
-	t.Dispatched = time.Now().UTC()
-	body, err := json.Marshal(t)
-	if err != nil {
-		return 0, fmt.Errorf("zealgo: jstask: task %s: %w", t.Handler, err)
-	}
-	id := strconv.FormatInt(t.ID, 10)
-	msg := nats.NewMsg(c.n.taskSubj)
-	msg.Data = body
-	msg.Header.Set(hdrID, id)
-	msg.Header.Set(hdrInstance, c.instance)
-	msg.Header.Set(hdrHandler, t.Handler)
-	msgID := id
-	if t.Key != "" {
-		msgID = "key:" + t.Key
-	}
-	ack, err := c.publish(ctx, msg, jetstream.WithMsgID(msgID), jetstream.WithExpectStream(c.n.tasks))
-	switch {
-	case err != nil && strings.Contains(err.Error(), "maximum messages"):
-		return 0, fmt.Errorf("%w (%d tasks wait): task %s not dispatched; add workers or raise the bound", ErrQueueFull, c.cfg.MaxQueued, t.Handler)
-	case err != nil:
-		return 0, fmt.Errorf("zealgo: jstask: dispatch %s (id %d): %w", t.Handler, t.ID, err)
-	case ack.Duplicate && t.Key != "":
-		return c.original(ctx, ack.Sequence, t)
-	}
-	return t.ID, nil
-}
-
-// original returns the id of the queued task at seq, which a dispatch of
-// t with the same key duplicated, or ErrDuplicate when it is gone.
-func (c *Client) original(ctx context.Context, seq uint64, t Task) (int64, error) {
-	for {
-		actx, cancel := context.WithTimeout(ctx, time.Second)
-		st, err := c.js.Stream(actx, c.n.tasks)
-		var m *jetstream.RawStreamMsg
-		if err == nil {
-			m, err = st.GetMsg(actx, seq)
-		}
-		cancel()
-		switch {
-		case err == nil:
-			if id, perr := strconv.ParseInt(m.Header.Get(hdrID), 10, 64); perr == nil {
-				return id, nil
-			}
-			return 0, fmt.Errorf("%w: task %s with key %q", ErrDuplicate, t.Handler, t.Key)
-		case errors.Is(err, jetstream.ErrMsgNotFound):
-			return 0, fmt.Errorf("%w: task %s with key %q", ErrDuplicate, t.Handler, t.Key)
-		case ctx.Err() != nil:
-			return 0, fmt.Errorf("zealgo: jstask: dispatch %s with key %q: a first dispatch is recorded but cannot be read: %w", t.Handler, t.Key, err)
-		}
-	}
-}
-
 // publishAttempt bounds one attempt of a publish. A stream whose leader
 // died drops what it is sent until its followers elect another (4 to 9 s
 // on nats-server, not configurable): each attempt is lost meanwhile, and
@@ -253,7 +160,7 @@ const publishAttempt = time.Second
 // ErrStreamLost; it is not created again.
 func (c *Client) publish(ctx context.Context, msg *nats.Msg, opts ...jetstream.PublishOpt) (*jetstream.PubAck, error) {
 	for pause := 20 * time.Millisecond; ; pause = min(2*pause, 100*time.Millisecond) {
-		ack, err := publishAsync(ctx, c.js, msg, publishAttempt, opts...)
+		ack, err := publishAsync(ctx, c.js, msg, publishAttempt, c.drops.now(), opts...)
 		if err == nil || !transient(err) {
 			return ack, err
 		}
@@ -278,8 +185,10 @@ func (c *Client) publish(ctx context.Context, msg *nats.Msg, opts ...jetstream.P
 // publishAsync publishes msg without a request of its own (the
 // acknowledgements of all publishes under way come back on one
 // subscription, so that concurrent callers pipeline) and waits up to wait
-// for the server to store it.
-func publishAsync(ctx context.Context, js jetstream.JetStream, msg *nats.Msg, wait time.Duration, opts ...jetstream.PublishOpt) (*jetstream.PubAck, error) {
+// for the server to store it, or until dropped is closed (the connection
+// dropped: the acknowledgement will not come), which is errDropped.
+func publishAsync(ctx context.Context, js jetstream.JetStream, msg *nats.Msg, wait time.Duration, dropped <-chan struct{},
+	opts ...jetstream.PublishOpt) (*jetstream.PubAck, error) {
 	f, err := js.PublishMsgAsync(msg, opts...)
 	if err != nil {
 		return nil, err
@@ -295,6 +204,8 @@ func publishAsync(ctx context.Context, js jetstream.JetStream, msg *nats.Msg, wa
 		return nil, ctx.Err()
 	case <-t.C:
 		return nil, context.DeadlineExceeded
+	case <-dropped:
+		return nil, errDropped
 	}
 }
 
@@ -309,7 +220,8 @@ func transient(err error) bool {
 	return errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrTimeout) ||
 		errors.Is(err, jetstream.ErrNoStreamResponse) || errors.Is(err, nats.ErrNoResponders) ||
 		errors.Is(err, nats.ErrConnectionReconnecting) || errors.Is(err, nats.ErrDisconnected) ||
-		errors.Is(err, jetstream.ErrTooManyStalledMsgs) || errors.Is(err, jetstream.ErrAsyncPublishTimeout)
+		errors.Is(err, jetstream.ErrTooManyStalledMsgs) || errors.Is(err, jetstream.ErrAsyncPublishTimeout) ||
+		errors.Is(err, errDropped)
 }
 
 // Close stops reading results and returns once the finish call under
@@ -319,6 +231,7 @@ func (c *Client) Close() {
 	c.closed = true
 	cc := c.consume
 	c.cmu.Unlock()
+	c.drops.stop()
 	if cc == nil {
 		return
 	}

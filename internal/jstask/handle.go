@@ -34,15 +34,19 @@ func (w *Worker) handle(ctx context.Context, m jetstream.Msg, run Runner) {
 		msg := fmt.Sprintf("given up after %d deliveries: its workers died or stalled", n-1)
 		w.giveUp(m, t, &TaskError{Kind: KindDeliveries, Msg: msg}, n-1)
 		return
-	case n > 1 && w.recorded(t):
-		w.ack(m) // an earlier run stored its result but was not acknowledged
+	case (n > 1 || maybeRan(m)) && w.recorded(t):
+		w.ack(m) // an earlier run (or copy) stored its result but was not acknowledged
 		return
 	}
 	p := w.policy(t)
 	w.track(m)
 	defer w.untrack(m)
 	stop := w.keepAlive(m, p.timeout)
-	result, err, overran := w.runTask(ctx, t, n, run, p.timeout)
+	shown := n
+	if maybeRan(m) {
+		shown++ // a copy of a dispatch that may be queued twice: a second run is never shown as a first
+	}
+	result, err, overran := w.runTask(ctx, t, shown, run, p.timeout)
 	stop()
 	switch {
 	case err != nil && ctx.Err() != nil && !overran:
@@ -92,6 +96,10 @@ func (w *Worker) handleAlone(ctx context.Context, m jetstream.Msg, run Runner) {
 	}
 	w.handle(ctx, m, run)
 }
+
+// maybeRan reports whether m is marked as maybe queued twice
+// (hdrMaybeRan, dispatch.go).
+func maybeRan(m jetstream.Msg) bool { return m.Headers().Get(hdrMaybeRan) != "" }
 
 // policy is how one task runs: its attempts, backoff and time limit.
 type policy struct {

@@ -2,14 +2,18 @@
 // server instances that dispatch them and the worker processes that run
 // them, on one machine or many.
 //
-// Four streams, named after Config.Prefix (default "zealgo"), with
+// The streams are named after Config.Prefix (default "zealgo"), with
 // Config.Replicas copies each (3 on a cluster of three servers or more):
 //
-//	ZEALGO_TASKS    subject zealgo.tasks; a work queue of at most
-//	                Config.MaxQueued tasks. Dispatch publishes each task
+//	ZEALGO_TASKS    subject zealgo.tasks, and ZEALGO_TASKS_<i>, subject
+//	                zealgo.tasks.<i>, for i = 1 to Config.Streams-1: work
+//	                queues of at most Config.MaxQueued tasks together.
+//	                Dispatch publishes each task to one of them (dispatch.go)
 //	                with its id, or its Key, as de-duplication id (Nats-Msg-Id);
-//	                workers pull it through the durable consumer "workers"
-//	                and acknowledge it only once its result is recorded.
+//	                workers pull from each through its durable consumer
+//	                "workers" and acknowledge a task only once its result
+//	                is recorded. Their leaders are spread over the servers
+//	                (spread.go), so that a server lost stops one of them.
 //	ZEALGO_RESULTS  subjects zealgo.results.<instance>.<id>; one message per
 //	                task (a second is refused), kept for Config.ResultRetention.
 //	                Each instance reads its own subjects through the durable
@@ -42,6 +46,7 @@ import (
 	"fmt"
 	"log/slog"
 	"regexp"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -169,12 +174,19 @@ type Config struct {
 	// and a task that still runs a second later makes its worker
 	// recycle itself (WorkerConfig.Recycle). Default 0: no bound.
 	Timeout time.Duration
-	// MaxQueued bounds the tasks waiting in the queue: a dispatch beyond
-	// it fails with ErrQueueFull. Default 1,000,000.
+	// MaxQueued bounds the tasks waiting in the queue, all task streams
+	// together (each holds an equal share): a dispatch beyond it fails
+	// with ErrQueueFull. Default 1,000,000.
 	MaxQueued int
 	// MaxInFlight bounds the tasks delivered to workers and not yet
-	// acknowledged, across all workers; default 1,000.
+	// acknowledged, across all workers and all task streams (each has
+	// an equal share); default 1,000.
 	MaxInFlight int
+	// Streams is the number of task streams, each led by another server
+	// of a cluster, so that dispatch goes on when one server is lost;
+	// default Replicas (1 alone, 3 on a cluster of three or more), at
+	// most 16.
+	Streams int
 	// DeadRetention is how long a given-up task stays in the dead-letter
 	// stream; default 7 days.
 	DeadRetention time.Duration
@@ -228,10 +240,27 @@ func (c Config) withDefaults() (Config, error) {
 	if c.MaxInFlight <= 0 {
 		c.MaxInFlight = 1000
 	}
+	if c.Streams <= 0 {
+		c.Streams = c.Replicas
+	}
+	c.Streams = min(c.Streams, maxStreams)
 	if c.Logger == nil {
 		c.Logger = slog.Default()
 	}
 	return c, nil
+}
+
+// maxStreams bounds Config.Streams.
+const maxStreams = 16
+
+// taskStream returns the name and subject of task stream i: stream 0 is
+// the one of zealgo before there were several, so that its queued tasks
+// are kept.
+func (n names) taskStream(i int) (stream, subject string) {
+	if i == 0 {
+		return n.tasks, n.taskSubj
+	}
+	return n.tasks + "_" + strconv.Itoa(i), n.taskSubj + "." + strconv.Itoa(i)
 }
 
 // names returns the streams, subjects and consumers of c.
@@ -259,4 +288,9 @@ const (
 	hdrKind       = "Zealgo-Task-Fail"
 	hdrDeliveries = "Zealgo-Task-Deliveries"
 	hdrMsg        = "Zealgo-Task-Error"
+	// hdrMaybeRan marks a task that may be queued twice (a copy of a
+	// dispatch whose first publish may have been stored elsewhere): its
+	// runner sees a delivery one above the server's, so that a second
+	// run is never invisible.
+	hdrMaybeRan = "Zealgo-Task-Maybe-Ran"
 )

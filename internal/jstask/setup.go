@@ -11,22 +11,33 @@ import (
 	"github.com/zealgo/zealgo/internal/natsrv"
 )
 
+// taskConfig is task stream i of c: a work queue holding its share of
+// Config.MaxQueued.
+func taskConfig(c Config, i int) jetstream.StreamConfig {
+	name, subj := c.names().taskStream(i)
+	return jetstream.StreamConfig{
+		Name:        name,
+		Description: "zealgo tasks waiting for a worker",
+		Subjects:    []string{subj},
+		Retention:   jetstream.WorkQueuePolicy,
+		Storage:     jetstream.FileStorage,
+		Duplicates:  c.DuplicateWindow,
+		MaxMsgs:     int64((c.MaxQueued + c.Streams - 1) / c.Streams),
+		MaxBytes:    -1,
+		Discard:     jetstream.DiscardNew,
+		Replicas:    c.Replicas,
+	}
+}
+
 // streamConfigs are the task, result and dead-letter streams of c.
 func streamConfigs(c Config) []jetstream.StreamConfig {
 	n := c.names()
 	dup := min(c.DuplicateWindow, c.ResultRetention)
-	return []jetstream.StreamConfig{{
-		Name:        n.tasks,
-		Description: "zealgo tasks waiting for a worker",
-		Subjects:    []string{n.taskSubj},
-		Retention:   jetstream.WorkQueuePolicy,
-		Storage:     jetstream.FileStorage,
-		Duplicates:  c.DuplicateWindow,
-		MaxMsgs:     int64(c.MaxQueued),
-		MaxBytes:    -1,
-		Discard:     jetstream.DiscardNew,
-		Replicas:    c.Replicas,
-	}, {
+	var out []jetstream.StreamConfig
+	for i := range c.Streams {
+		out = append(out, taskConfig(c, i))
+	}
+	return append(out, jetstream.StreamConfig{
 		Name:        n.results,
 		Description: "zealgo task results, one subject per instance and task",
 		Subjects:    []string{n.resPref + ">"},
@@ -41,7 +52,7 @@ func streamConfigs(c Config) []jetstream.StreamConfig {
 		MaxMsgs:              -1,
 		MaxBytes:             -1,
 		Replicas:             c.Replicas,
-	}, {
+	}, jetstream.StreamConfig{
 		Name:        n.dead,
 		Description: "zealgo tasks given up: list, retry or purge them with zealgo tasks",
 		Subjects:    []string{n.deadPref + "*"},
@@ -52,7 +63,7 @@ func streamConfigs(c Config) []jetstream.StreamConfig {
 		MaxMsgs:     -1,
 		MaxBytes:    -1,
 		Replicas:    c.Replicas,
-	}}
+	})
 }
 
 // setupStreams creates the streams, or updates them to c, at start. A
@@ -67,6 +78,7 @@ func setupStreams(ctx context.Context, js jetstream.JetStream, c Config) error {
 	if err := setupIDs(ctx, js, c); err != nil {
 		return err
 	}
+	spreadLeaders(ctx, js, c)
 	err := natsrv.WhileForming(ctx, c.Logger, "bucket "+c.names().runs, func(ctx context.Context) error {
 		_, err := js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: c.names().runs,
 			Description: "zealgo: how many times each task delivered again ran alone", TTL: 24 * time.Hour,
@@ -127,7 +139,7 @@ func sameStream(old, want jetstream.StreamConfig) bool {
 // since its tasks and ends are gone, and what to do is said.
 func checkStreams(ctx context.Context, js jetstream.JetStream, c Config) error {
 	n := c.names()
-	for _, name := range []string{n.tasks, n.results, n.ids} {
+	for _, name := range append(taskStreams(c), n.results, n.ids) {
 		_, err := js.Stream(ctx, name)
 		if errors.Is(err, jetstream.ErrStreamNotFound) {
 			return fmt.Errorf("%w: stream %s is not on the NATS server any more (it lost its data, or it was deleted); "+
@@ -185,23 +197,33 @@ func setupIDs(ctx context.Context, js jetstream.JetStream, c Config) error {
 	return nil
 }
 
-// ensureWorkers creates the workers' durable consumer, or updates it.
+// taskStreams are the names of c's task streams.
+func taskStreams(c Config) []string {
+	out := make([]string, c.Streams)
+	for i := range out {
+		out[i], _ = c.names().taskStream(i)
+	}
+	return out
+}
+
+// ensureWorkers creates the workers' durable consumer of a task stream,
+// or updates it; each stream's has an equal share of MaxInFlight.
 // The server delivers without limit; the worker enforces MaxDeliver so
 // that the delivery after the last one reports the task as failed.
-func ensureWorkers(ctx context.Context, js jetstream.JetStream, c Config) (jetstream.Consumer, error) {
+func ensureWorkers(ctx context.Context, js jetstream.JetStream, c Config, stream string) (jetstream.Consumer, error) {
 	n := c.names()
-	cons, err := js.CreateOrUpdateConsumer(ctx, n.tasks, jetstream.ConsumerConfig{
+	cons, err := js.CreateOrUpdateConsumer(ctx, stream, jetstream.ConsumerConfig{
 		Durable:       n.workers,
 		Description:   "zealgo task workers",
 		AckPolicy:     jetstream.AckExplicitPolicy,
 		AckWait:       c.AckWait,
 		MaxDeliver:    -1,
-		MaxAckPending: c.MaxInFlight,
+		MaxAckPending: (c.MaxInFlight + c.Streams - 1) / c.Streams,
 		DeliverPolicy: jetstream.DeliverAllPolicy,
 		Replicas:      c.Replicas,
 	})
 	if err != nil {
-		return nil, fmt.Errorf("zealgo: jstask: consumer %s of %s: %w", n.workers, n.tasks, err)
+		return nil, fmt.Errorf("zealgo: jstask: consumer %s of %s: %w", n.workers, stream, err)
 	}
 	return cons, nil
 }

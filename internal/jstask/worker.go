@@ -65,7 +65,10 @@ type Worker struct {
 	js      jetstream.JetStream
 	cfg     WorkerConfig
 	n       names
-	cons    jetstream.Consumer
+	streams []string             // the task streams read (workerStreams)
+	cons    []jetstream.Consumer // their workers' consumers
+	down    []time.Time          // per task stream: passed over until then, after a failed pull
+	turn    int                  // the task stream pulled from next
 	results jetstream.Stream
 
 	mu       sync.Mutex
@@ -98,9 +101,17 @@ func NewWorker(ctx context.Context, js jetstream.JetStream, cfg WorkerConfig) (*
 		return nil, err
 	}
 	w := &Worker{js: js, cfg: cfg, n: cfg.names(), inflight: make(map[jetstream.Msg]struct{})}
-	if w.cons, err = ensureWorkers(ctx, js, cfg.Config); err != nil {
+	if w.streams, err = workerStreams(ctx, js, cfg.Config); err != nil {
 		return nil, err
 	}
+	for _, name := range w.streams {
+		cons, err := ensureWorkers(ctx, js, cfg.Config, name)
+		if err != nil {
+			return nil, err
+		}
+		w.cons = append(w.cons, cons)
+	}
+	w.down = make([]time.Time, len(w.streams))
 	if w.results, err = js.Stream(ctx, w.n.results); err != nil {
 		return nil, fmt.Errorf("zealgo: jstask: stream %s: %w", w.n.results, err)
 	}
@@ -159,10 +170,11 @@ func (w *Worker) Run(ctx context.Context, run Runner) error {
 	return err
 }
 
-// pull fetches as many tasks as there are free slots, and starts each,
-// until ctx is done or the connection is closed. After a few failed
-// pulls in a row it creates the streams and the consumer again, in case
-// the server lost them.
+// pull fetches as many tasks as there are free slots, from each task
+// stream in turn, and starts each, until ctx is done or the connection
+// is closed. A stream whose pull fails (no leader) is passed over for a
+// while; when every stream fails, pulls pause, and after a few failed
+// rounds the consumers are created again, in case the server lost them.
 func (w *Worker) pull(ctx context.Context, slots chan struct{}, start func(m jetstream.Msg, batch bool)) error {
 	pause, failed := 50*time.Millisecond, 0
 	for {
@@ -176,7 +188,8 @@ func (w *Worker) pull(ctx context.Context, slots chan struct{}, start func(m jet
 			}
 			n = 1
 		}
-		got, err := w.fetch(ctx, n, func(m jetstream.Msg) { start(m, n > 1) })
+		i := w.nextStream()
+		got, err := w.fetch(ctx, i, n, func(m jetstream.Msg) { start(m, n > 1) })
 		for range n - got {
 			<-slots
 		}
@@ -187,7 +200,11 @@ func (w *Worker) pull(ctx context.Context, slots chan struct{}, start func(m jet
 		case errors.Is(err, nats.ErrConnectionClosed):
 			return fmt.Errorf("zealgo: jstask: pull tasks: %w", err)
 		}
-		w.cfg.Logger.Debug("zealgo: jstask: pull tasks", "err", err)
+		w.cfg.Logger.Debug("zealgo: jstask: pull tasks", "stream", w.streams[i], "err", err)
+		w.down[i] = time.Now().Add(downFor)
+		if w.anyUp() {
+			continue
+		}
 		if failed++; failed%3 == 0 {
 			w.reensure(ctx)
 		}
@@ -197,6 +214,33 @@ func (w *Worker) pull(ctx context.Context, slots chan struct{}, start func(m jet
 		}
 		pause = min(2*pause, time.Second)
 	}
+}
+
+// nextStream returns the task stream to pull from next: the next in turn
+// that did not fail lately, else the next in turn.
+func (w *Worker) nextStream() int {
+	now := time.Now()
+	for range w.streams {
+		i := w.turn % len(w.streams)
+		w.turn++
+		if !now.Before(w.down[i]) {
+			return i
+		}
+	}
+	i := w.turn % len(w.streams)
+	w.turn++
+	return i
+}
+
+// anyUp reports whether a task stream did not fail lately.
+func (w *Worker) anyUp() bool {
+	now := time.Now()
+	for _, d := range w.down {
+		if !now.Before(d) {
+			return true
+		}
+	}
+	return false
 }
 
 // suspect reports whether the server delivered m before for another
@@ -235,8 +279,10 @@ func (w *Worker) reensure(ctx context.Context) {
 		}
 		return
 	}
-	if cons, err := ensureWorkers(ctx, w.js, w.cfg.Config); err == nil {
-		w.cons = cons
+	for i, name := range w.streams {
+		if cons, err := ensureWorkers(ctx, w.js, w.cfg.Config, name); err == nil {
+			w.cons[i] = cons
+		}
 	}
 }
 
@@ -260,10 +306,19 @@ func acquire(ctx context.Context, slots chan struct{}) int {
 	return n
 }
 
-// fetch pulls up to n tasks and starts each as it arrives. When ctx is
-// done, tasks still on their way are given back to the queue.
-func (w *Worker) fetch(ctx context.Context, n int, start func(jetstream.Msg)) (int, error) {
-	batch, err := w.cons.Fetch(n, jetstream.FetchMaxWait(w.cfg.PollWait))
+// multiPollWait bounds one pull's wait on one of several task streams,
+// so that a task in another waits no longer for a free worker.
+const multiPollWait = 100 * time.Millisecond
+
+// fetch pulls up to n tasks from task stream i and starts each as it
+// arrives. When ctx is done, tasks still on their way are given back to
+// the queue.
+func (w *Worker) fetch(ctx context.Context, i, n int, start func(jetstream.Msg)) (int, error) {
+	wait := w.cfg.PollWait
+	if len(w.cons) > 1 {
+		wait = min(wait, multiPollWait)
+	}
+	batch, err := w.cons[i].Fetch(n, jetstream.FetchMaxWait(wait))
 	if err != nil {
 		return 0, err
 	}
