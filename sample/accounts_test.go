@@ -105,7 +105,7 @@ func TestSampleRegister(t *testing.T) {
 // the password at the default cost, never the password itself, and that
 // the users table has exactly the spec's columns.
 func TestSamplePasswordHash(t *testing.T) {
-	srv := newSampleServer(t)
+	srv := newSampleServerCost(t, bcrypt.DefaultCost)
 	const password = "s3cret-passphrase"
 	id := srv.client(t).register("hashcheck", password)
 

@@ -13,7 +13,7 @@ import (
 func TestGolden(t *testing.T) {
 	hosttest.RunDir(t, "testdata/golden", hosttest.WithRoot(".."), hosttest.WithApp(func() *host.App {
 		app := host.New()
-		setup(app)
+		setup(app).SetHashCost(testHashCost)
 		return app
 	}))
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/zealgo/zealgo/host"
 	"github.com/zealgo/zealgo/internal/testutil"
 	"github.com/zealgo/zealgo/sample/store"
+	"golang.org/x/crypto/bcrypt"
 )
 
 // sampleServer is the sample application on a loopback httptest server,
@@ -26,11 +27,28 @@ type sampleServer struct {
 	Log   *testutil.Buffer
 }
 
+// testHashCost is the bcrypt cost of the passwords that the sample's
+// tests register (store.Store.SetHashCost): bcrypt's minimum, 64 times
+// less work than the default, whose hashes take over a second of CPU each
+// under -race. The tests whose property depends on the cost keep the
+// default (newSampleServerCost): TestSamplePasswordHash checks it, and
+// TestSampleLoginFlood needs verifications slow enough to starve a server
+// that would not bound them.
+const testHashCost = bcrypt.MinCost
+
 // newSampleServer serves the sample; opts apply after the test defaults.
 // Tests send many failed log-ins and registrations from one address, so
 // the throttle of the log-in and registration endpoints allows 1000 a
 // minute unless opts say otherwise (throttle_test.go keeps the default).
+// Passwords are hashed at testHashCost.
 func newSampleServer(t *testing.T, opts ...host.Option) *sampleServer {
+	t.Helper()
+	return newSampleServerCost(t, testHashCost, opts...)
+}
+
+// newSampleServerCost is newSampleServer hashing passwords at the given
+// bcrypt cost.
+func newSampleServerCost(t *testing.T, cost int, opts ...host.Option) *sampleServer {
 	t.Helper()
 	log := &testutil.Buffer{}
 	opts = append([]host.Option{host.WithRoot(".."), host.WithDataDir(t.TempDir()), host.WithLogOutput(log, slog.LevelInfo),
@@ -43,6 +61,7 @@ func newSampleServer(t *testing.T, opts ...host.Option) *sampleServer {
 		})}, opts...)
 	app := host.New(opts...)
 	s := setup(app)
+	s.SetHashCost(cost)
 	h, err := app.Handler()
 	if err != nil {
 		t.Fatal(err)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/zealgo/zealgo/host"
+	"golang.org/x/crypto/bcrypt"
 )
 
 // TestSampleLoginThrottle: after 5 wrong passwords within a minute, every
@@ -89,7 +90,9 @@ func TestSampleRegisterThrottle(t *testing.T) {
 // so at most 5 are checked (401) and the others refused (429 with
 // Retry-After) at the default limit of 5 a minute (issue 30, item 1).
 func TestSampleLoginBurst(t *testing.T) {
-	srv := newSampleServer(t, host.WithConfig(func(c *host.Config) { c.ThrottleLimit, c.ThrottleWindow = 5, time.Minute }))
+	// At bcrypt's default cost, so that the attempts under way overlap as
+	// they do in production: only 5 pass the throttle to be verified.
+	srv := newSampleServerCost(t, bcrypt.DefaultCost, host.WithConfig(func(c *host.Config) { c.ThrottleLimit, c.ThrottleWindow = 5, time.Minute }))
 	srv.client(t).register("target", "correct horse")
 	const n = 60
 	statuses := make([]int, n)
@@ -129,7 +132,9 @@ func TestSampleLoginBurst(t *testing.T) {
 // 30, item 1).
 func TestSampleLoginFlood(t *testing.T) {
 	const limit = 3 * time.Second
-	srv := newSampleServer(t, host.WithConfig(func(c *host.Config) { c.MaxExecutionTime = limit }))
+	// At bcrypt's default cost: at the tests' minimum cost, 100
+	// verifications would not starve a server that did not bound them.
+	srv := newSampleServerCost(t, bcrypt.DefaultCost, host.WithConfig(func(c *host.Config) { c.MaxExecutionTime = limit }))
 	reader := srv.client(t)
 	reader.register("reader", "password1")
 	const n = 100

@@ -354,6 +354,10 @@ func TestClusterBehindNginx(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs processes for about 30 s")
 	}
+	// Mostly waiting on its processes: it runs beside
+	// TestTieredModuleImport, which mostly waits on a native build, after
+	// the package's other tests (its deadlines are of 10 s and more).
+	t.Parallel()
 	natsURL := startNATS(t)
 	root := testutil.WriteTree(t, clusterApp)
 	addrA, addrB := testutil.FreeAddr(t), testutil.FreeAddr(t)

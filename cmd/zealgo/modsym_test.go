@@ -29,6 +29,11 @@ func TestTieredModuleImport(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the application natively: minutes on a cold build cache")
 	}
+	// Mostly waiting on the native build: it runs beside
+	// TestClusterBehindNginx after the package's other tests, whose builds
+	// (TestNewApplication's zealgo build, TestTieredServe's) have then
+	// filled the build cache it reads.
+	t.Parallel()
 	app := newTierApp(t)
 	get := exec.Command("go", "get", "github.com/google/uuid@v1.6.0")
 	get.Dir, get.Env = app, append(os.Environ(), goEnv...)

@@ -81,7 +81,7 @@ func badUsernameRune(r rune) bool {
 }
 
 // Register creates an account as the spec's registration rule says: the
-// password hashed with bcrypt at the default cost, the row inserted with a
+// password hashed with bcrypt at the default cost (SetHashCost), the row inserted with a
 // parameterized statement. It returns the new id and true, or 0 and false
 // when the username is taken (in any case) or the insert fails.
 // It does not apply ValidateCredentials; the endpoint does.
@@ -98,8 +98,9 @@ func (s *Store) CreateAccount(ctx context.Context, username, password string) (i
 		return 0, &ValidationError{Field: "username", Code: "invalid_credentials", Message: "The username and the password are required."}
 	}
 	var hash []byte
+	cost := s.hashCost()
 	err := withHashSlot(ctx, func() (err error) {
-		hash, err = bcrypt.GenerateFromPassword([]byte(password), bcrypt.DefaultCost)
+		hash, err = bcrypt.GenerateFromPassword([]byte(password), cost)
 		return err
 	})
 	if err != nil {

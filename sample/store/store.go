@@ -48,6 +48,7 @@ type Store struct {
 	// compare verifies a password against a hash: bcrypt, or a counting
 	// stand-in in the package's tests.
 	compare func(hash, password []byte) error
+	cost    int // the bcrypt cost of new hashes (SetHashCost); 0: bcrypt.DefaultCost
 }
 
 // New returns a store that is not open yet: the application provides it
@@ -89,7 +90,7 @@ func (s *Store) Open(path string) error {
 		closeDB(db)
 		return fmt.Errorf("zealgo: store: migrate %s: %w", path, err)
 	}
-	dummy, err := dummyHash()
+	dummy, err := dummyHash(s.hashCost())
 	if err != nil {
 		closeDB(db)
 		return err
@@ -190,13 +191,37 @@ func migrateUsernames(db *gorm.DB) ([]string, error) {
 	return nil, db.Exec("DROP INDEX IF EXISTS " + usernameLegacyIndex).Error
 }
 
-// dummyHash hashes a random password, at the same cost as real accounts.
-func dummyHash() ([]byte, error) {
+// SetHashCost sets the bcrypt cost of the hashes the store makes: of the
+// passwords of accounts created from then on, and of the hash that Login
+// verifies for an unknown user, made by Open (so call it before Open).
+// The default, 0, is bcrypt.DefaultCost; a cost outside bcrypt.MinCost
+// to bcrypt.MaxCost is taken as the default. A lower cost makes every
+// guess of a stolen hash cheaper: keep the default in production. The
+// sample's tests lower it to bcrypt.MinCost, where the race detector makes
+// each hash at the default cost take over a second of CPU.
+func (s *Store) SetHashCost(cost int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.cost = cost
+}
+
+// hashCost returns the bcrypt cost of new hashes.
+func (s *Store) hashCost() int {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.cost < bcrypt.MinCost || s.cost > bcrypt.MaxCost {
+		return bcrypt.DefaultCost
+	}
+	return s.cost
+}
+
+// dummyHash hashes a random password, at the cost of real accounts.
+func dummyHash(cost int) ([]byte, error) {
 	var b [16]byte
 	if _, err := rand.Read(b[:]); err != nil {
 		return nil, fmt.Errorf("zealgo: store: %w", err)
 	}
-	h, err := bcrypt.GenerateFromPassword([]byte(hex.EncodeToString(b[:])), bcrypt.DefaultCost)
+	h, err := bcrypt.GenerateFromPassword([]byte(hex.EncodeToString(b[:])), cost)
 	if err != nil {
 		return nil, fmt.Errorf("zealgo: store: %w", err)
 	}

@@ -154,6 +154,39 @@ func TestSampleStoreLoginCost(t *testing.T) {
 	}
 }
 
+// TestSampleStoreHashCost checks SetHashCost: the hashes of new accounts
+// and the dummy hash that an unknown user is verified against, made by
+// Open, both have the cost set; a cost bcrypt refuses is the default.
+func TestSampleStoreHashCost(t *testing.T) {
+	s := New()
+	s.SetHashCost(bcrypt.MinCost)
+	if err := s.Open(filepath.Join(t.TempDir(), FileName)); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	id, ok := s.Register("quick", "password1")
+	if !ok {
+		t.Fatal("Register failed")
+	}
+	u, err := s.UserByID(context.Background(), id)
+	if err != nil || u == nil {
+		t.Fatalf("UserByID = %+v, %v", u, err)
+	}
+	if cost, err := bcrypt.Cost([]byte(u.PasswordHash)); err != nil || cost != bcrypt.MinCost {
+		t.Errorf("account hash cost %d (%v), want %d", cost, err, bcrypt.MinCost)
+	}
+	if cost, err := bcrypt.Cost(s.dummyHash()); err != nil || cost != bcrypt.MinCost {
+		t.Errorf("dummy hash cost %d (%v), want %d", cost, err, bcrypt.MinCost)
+	}
+	if got, ok := s.Login("quick", "password1"); !ok || got != id {
+		t.Errorf("Login = %d, %v", got, ok)
+	}
+	s.SetHashCost(bcrypt.MaxCost + 1)
+	if got := s.hashCost(); got != bcrypt.DefaultCost {
+		t.Errorf("cost %d taken as %d, want the default %d", bcrypt.MaxCost+1, got, bcrypt.DefaultCost)
+	}
+}
+
 // TestSampleStoreNotes covers ownership: another account's note is
 // invisible and untouchable, and deleting an account deletes its notes.
 func TestSampleStoreNotes(t *testing.T) {
