@@ -82,8 +82,11 @@ func (a *core) start() (err error) {
 	if err := app.reg.lifecycle.start(app); err != nil {
 		return err
 	}
-	if err := a.edge.setup(&a.cfg, func(w http.ResponseWriter, r *http.Request) http.ResponseWriter {
-		return a.site.newPublicWriter(w, r) // errorpage.go
+	if err := a.edge.setup(&a.cfg, func(w http.ResponseWriter, r *http.Request, e *Error) {
+		if !isAPIPath(r.URL.Path) {
+			w = a.site.newPublicWriter(w, r) // an error page (errorpage.go)
+		}
+		writeError(w, r, e)
 	}); err != nil {
 		return err
 	}

@@ -189,27 +189,6 @@ func idBatch() string {
 	return string(b)
 }
 
-// valueBatch hands out header value slices of one value, cut from a
-// batch of slots that are never written again, so that a header keeps its
-// values however long it is kept (a recorder, a wrapper that reads it
-// after the request), for an allocation per 64 values. The zero value is
-// ready; a nil *valueBatch allocates each slice.
-type valueBatch struct{ free []string }
-
-// one returns []string{v}.
-func (b *valueBatch) one(v string) []string {
-	if b == nil {
-		return []string{v}
-	}
-	if len(b.free) == 0 {
-		b.free = make([]string, 64)
-	}
-	s := b.free[:1:1]
-	b.free = b.free[1:]
-	s[0] = v
-	return s
-}
-
 type stateKey struct{}
 
 func stateOf(r *http.Request) *reqState {
@@ -223,6 +202,33 @@ func requestID(r *http.Request) string {
 		return st.id
 	}
 	return ""
+}
+
+// ClientIP returns the address of the client of r: the peer's, or, when
+// the peer is a trusted proxy (Config.TrustedProxies), the last address
+// in X-Forwarded-For that is no trusted proxy. Rate limits and throttles
+// count by it.
+func ClientIP(r *http.Request) string {
+	var e *edgeState
+	if st := stateOf(r); st != nil && st.app != nil {
+		e = &st.app.edge
+	}
+	return e.clientIPOf(r)
+}
+
+// owedFrames runs in the outermost response (st.res) just before its
+// header goes out, whoever writes it: the frame headers owed by an /api/
+// response (edgeState.apply) are set unless it is JSON.
+func (st *reqState) owedFrames() {
+	if !st.frames {
+		return
+	}
+	st.frames = false
+	h := st.res.Header()
+	if ct := h["Content-Type"]; len(ct) > 0 && isJSONType(ct[0]) {
+		return
+	}
+	st.app.edge.setFrames(h, &st.vals)
 }
 
 // The state is the request's context: its parent's, done also when the
