@@ -72,7 +72,8 @@ func (a *core) start() (err error) {
 	if a.ops.metrics != nil {
 		reg = a.ops.registry.get()
 	}
-	if err := a.live.setup(&a.cfg, a.log, reg, nc); err != nil { // live_hub.go
+	live := liveRequests{begin: beginLive, caught: describePanic}
+	if err := a.live.setup(&a.cfg, a.log, reg, nc, live); err != nil { // live_hub.go
 		return err
 	}
 	a.shared.setup(a.log, a.nats.replicas, a.live.bus.conn, a.live.broadcast) // shared.go

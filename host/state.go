@@ -60,7 +60,7 @@ type reqState struct {
 	file        *handlerFile
 	fn          *handlerFunc
 	// live is 1 + kindWebSocket or kindSSE when the request became a
-	// WebSocket or a stream (markLive), 0 otherwise: its duration is the
+	// WebSocket or a stream (beginLive), 0 otherwise: its duration is the
 	// connection's, which the metrics count apart.
 	live uint8
 
@@ -202,6 +202,18 @@ func requestID(r *http.Request) string {
 		return st.id
 	}
 	return ""
+}
+
+// beginLive records that the request r became a live connection of kind,
+// for the metrics (ops.go), and returns its id: the live hub's begin
+// (liveRequests, live_hub.go).
+func beginLive(r *http.Request, kind int) string {
+	st := stateOf(r)
+	if st == nil {
+		return ""
+	}
+	st.live = uint8(kind + 1)
+	return st.id
 }
 
 // ClientIP returns the address of the client of r: the peer's, or, when
