@@ -11,13 +11,13 @@ import (
 )
 
 // fixture is a package of four files: a.go and b.go reference each other
-// (a loop), c.go references a.go only, d.go nothing. App has three
+// (a loop), c.go references a.go only, a.go also d.go, d.go nothing. App has three
 // methods in two files and two fields.
 var fixture = map[string]string{
 	"a.go": `package p
 type App struct{ cfg int; w *Worker }
 func (a *App) Start() { a.w = newWorker() }
-func (a *App) Stop()  {}
+func (a *App) Stop()  { _ = limit }
 `,
 	"b.go": `package p
 type Worker struct{ app *App }
@@ -96,6 +96,19 @@ func TestLimits(t *testing.T) {
 		if write(&out, r, l) || !strings.Contains(out.String(), "FAIL "+c.want) {
 			t.Errorf("%s: want a failure %q, got:\n%s", c.name, c.want, out.String())
 		}
+	}
+}
+
+func TestEdges(t *testing.T) {
+	r := measureFixture(t)
+	var out strings.Builder
+	writeEdges(&out, r)
+	want := "loop a.go -> b.go: Worker newWorker\n" +
+		"     a.go -> d.go: limit\n" +
+		"loop b.go -> a.go: App Stop cfg\n" +
+		"     c.go -> a.go: App Start\n"
+	if out.String() != want {
+		t.Fatalf("edges:\n%s\nwant:\n%s", out.String(), want)
 	}
 }
 
