@@ -118,21 +118,6 @@ func (a *core) takeState(r *http.Request) *reqState {
 	return st
 }
 
-// clockNow returns the time since clockBase. While Serve runs, the shared
-// clock of its connections (internal/deadline) gives it with an atomic
-// load, rounded up by a tick so that no limit counted from it passes
-// early, if coarse: when every time limit counted from it is a second or
-// more and no request's duration is observed (ops.go: the access log and
-// metrics want it exact). Else the monotonic clock gives it.
-func clockNow(coarse bool) time.Duration {
-	if coarse {
-		if d, ok := deadline.Now(); ok {
-			return d + deadline.DefaultTick
-		}
-	}
-	return time.Since(clockBase)
-}
-
 // coarseTimes reports whether the time limits of cfg counted from a
 // request's arrival or its response are all off or as long as the
 // deadlines the shared clock enforces (deadline.DefaultPrecise), so that
