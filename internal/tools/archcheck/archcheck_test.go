@@ -124,4 +124,22 @@ func TestHost(t *testing.T) {
 	if r.FileCount == 0 || r.Fields["App"] == 0 || len(r.Loop) == 0 {
 		t.Fatalf("host measured empty: %d files, App %d fields, loop %v", r.FileCount, r.Fields["App"], r.Loop)
 	}
+	// What issue 27 cut stays cut: the edge and the live hub get what they
+	// need of the request path through their setup, and only App.Run
+	// (app_running.go) reaches the command line (docs/internals.md).
+	for _, f := range []string{"edge.go", "live_hub.go", "websocket.go", "sse.go"} {
+		if slices.Contains(r.Loop, f) {
+			t.Errorf("%s is in host's largest reference loop (archcheck -edges | grep '^loop %s')", f, f)
+		}
+	}
+	for from, tos := range r.Refs {
+		if strings.HasPrefix(from, "cli") || from == "app_running.go" {
+			continue
+		}
+		for to, names := range tos {
+			if strings.HasPrefix(to, "cli") {
+				t.Errorf("%s uses %v of %s: only App.Run (app_running.go) reaches the command line", from, names, to)
+			}
+		}
+	}
 }
