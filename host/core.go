@@ -72,7 +72,8 @@ func (a *core) start() (err error) {
 	if a.ops.metrics != nil {
 		reg = a.ops.registry.get()
 	}
-	if err := a.live.setup(&a.cfg, a.log, reg, nc); err != nil { // live_hub.go
+	live := liveRequests{begin: beginLive, caught: describePanic}
+	if err := a.live.setup(&a.cfg, a.log, reg, nc, live); err != nil { // live_hub.go
 		return err
 	}
 	a.shared.setup(a.log, a.nats.replicas, a.live.bus.conn, a.live.broadcast) // shared.go
@@ -82,8 +83,11 @@ func (a *core) start() (err error) {
 	if err := app.reg.lifecycle.start(app); err != nil {
 		return err
 	}
-	if err := a.edge.setup(&a.cfg, func(w http.ResponseWriter, r *http.Request) http.ResponseWriter {
-		return a.site.newPublicWriter(w, r) // errorpage.go
+	if err := a.edge.setup(&a.cfg, func(w http.ResponseWriter, r *http.Request, e *Error) {
+		if !isAPIPath(r.URL.Path) {
+			w = a.site.newPublicWriter(w, r) // an error page (errorpage.go)
+		}
+		writeError(w, r, e)
 	}); err != nil {
 		return err
 	}

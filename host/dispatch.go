@@ -64,7 +64,7 @@ func (a *core) outer(st *reqState, w http.ResponseWriter, r *http.Request, next 
 		a.ops.startObserving()
 		defer func() { a.ops.observe(st.served(), st.id, st.start, r, res) }()
 	}
-	a.edge.apply(w, r, st) // frame headers, time limits (edge.go)
+	st.frames = a.edge.apply(w, r, &st.vals) // frame headers, time limits (edge.go)
 	defer a.recoverOuter(st, r)
 	next.ServeHTTP(res, r)
 }

@@ -35,10 +35,14 @@
 // # How a request flows
 //
 // Start-up (App.setup, app.go) builds, once, the running server (core,
-// core.go): its components (ops, NATS, database, edge, middleware set,
-// sessions, loader, site, tasks), each made from what it depends on, and
-// the handler chain; a request then passes through these steps,
-// outermost first:
+// core.go): its components (ops, NATS, database, edge, live hub,
+// middleware set, sessions, loader, site, tasks), each made from what it
+// depends on, and the handler chain. The request path calls the
+// components; the edge (edge.go) and the live hub (live_hub.go,
+// websocket.go, sse.go) call nothing of it back: what they need of it
+// comes through their setup. The command line (cli*.go) sits on top:
+// Main and App.Run are its entries, and nothing else reaches it. A
+// request then passes through these steps, outermost first:
 //
 //  0. Operations (opsState.root, ops.go): the health checks are answered here
 //     (health.go) and go no further; with tracing on, the request gets its

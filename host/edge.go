@@ -14,8 +14,13 @@ import (
 )
 
 // The edge: what every request gets before the global middleware, set up
-// once from the Config (edgeState.setup, called by App.setup) and applied by the
-// outermost layer (dispatch.go).
+// once from the Config (edgeState.setup, called by core.start) and applied
+// by the outermost layer (outer, dispatch.go). Like a middleware of chi's,
+// which knows nothing of the mux, the edge depends on nothing of the
+// dispatcher: what it needs comes through setup (the Config, and how to
+// write an error), what it owes a request goes back as a value (apply),
+// and the dispatcher keeps it in the request's state (reqState.frames,
+// owedFrames, state.go); ClientIP (state.go) finds a request's edge there.
 //
 //   - Time limits: for a request with a body, a read deadline that every
 //     read of the body extends (Config.BodyTimeout). The write deadline of
@@ -25,7 +30,7 @@ import (
 //     X-Frame-Options (Config.FrameAncestors): outside /api/ set before
 //     the handler runs, so that a handler that sets its own keeps it;
 //     under /api/ set just before the header goes out, unless the
-//     response is JSON or the handler set its own (owedFrames).
+//     response is JSON or the handler set its own (reqState.owedFrames).
 //   - Cross-origin protection: http.CrossOriginProtection refuses unsafe
 //     requests that browsers send from other origins
 //     (Config.TrustedOrigins).
@@ -41,15 +46,15 @@ type edgeState struct {
 	trusted  []string         // Config.TrustedOrigins; "*" turns the cross-origin protection off
 	// bodyTimeout is Config.BodyTimeout.
 	bodyTimeout time.Duration
-	// pageWriter writes an error outside /api/ as an error page
-	// (site.newPublicWriter, errorpage.go).
-	pageWriter func(http.ResponseWriter, *http.Request) http.ResponseWriter
+	// writeErr writes an error as the whole response, in the request's
+	// format (writeError, and an error page outside /api/: errorpage.go).
+	writeErr func(http.ResponseWriter, *http.Request, *Error)
 }
 
-// setup checks and prepares the edge settings of cfg. pageWriter writes
-// the refusal of a cross-origin request outside /api/ as an error page.
-func (e *edgeState) setup(cfg *Config, pageWriter func(http.ResponseWriter, *http.Request) http.ResponseWriter) error {
-	e.bodyTimeout, e.pageWriter = cfg.BodyTimeout, pageWriter
+// setup checks and prepares the edge settings of cfg. writeErr writes the
+// refusal of a cross-origin request.
+func (e *edgeState) setup(cfg *Config, writeErr func(http.ResponseWriter, *http.Request, *Error)) error {
+	e.bodyTimeout, e.writeErr = cfg.BodyTimeout, writeErr
 	for _, p := range cfg.TrustedProxies {
 		n, err := parseProxy(p)
 		if err != nil {
@@ -116,22 +121,15 @@ func (e *edgeState) crossOrigin(h http.Handler, origins []string) (http.Handler,
 // origin: 403 cross_origin_request, as JSON under /api/, else an error
 // page for a client that does not prefer JSON.
 func (e *edgeState) refuseCrossOrigin(w http.ResponseWriter, r *http.Request) {
-	err := errorf(http.StatusForbidden, CodeCrossOrigin,
-		"a %s from another origin is refused; the application can allow the origin with --allow-origin or app.AllowOrigins", r.Method)
-	if !isAPIPath(r.URL.Path) {
-		writeError(e.pageWriter(w, r), r, err)
-		return
-	}
-	writeError(w, r, err)
+	e.writeErr(w, r, errorf(http.StatusForbidden, CodeCrossOrigin,
+		"a %s from another origin is refused; the application can allow the origin with --allow-origin or app.AllowOrigins", r.Method))
 }
 
-// ClientIP returns the address of the client of r: the peer's, or, when
-// the peer is a trusted proxy (Config.TrustedProxies), the last address
-// in X-Forwarded-For that is no trusted proxy. Rate limits and throttles
-// count by it.
-func ClientIP(r *http.Request) string {
-	if st := stateOf(r); st != nil && st.app != nil && st.app.edge.clientIP != nil {
-		return st.app.edge.clientIP(r)
+// clientIPOf returns the address of the client of r (ClientIP): with no
+// edge (e nil, or not set up), the peer's.
+func (e *edgeState) clientIPOf(r *http.Request) string {
+	if e != nil && e.clientIP != nil {
+		return e.clientIP(r)
 	}
 	return echo.ExtractIPDirect()(r)
 }
@@ -161,52 +159,39 @@ func (e *edgeState) isHTTPS(r *http.Request) bool {
 }
 
 // apply sets, at the start of a request, the frame headers and the
-// body's time limit. Outside /api/ the frame headers are set at once;
-// under /api/ they are owed (reqState.frames) and set just before the
-// header goes out unless the response is JSON (owedFrames): a frame
-// shows a page, and a JSON answer has nothing to click on.
-func (e *edgeState) apply(w http.ResponseWriter, r *http.Request, st *reqState) {
-	st.frames = false
+// body's time limit, and reports whether the frame headers are owed.
+// Outside /api/ they are set at once; under /api/ they are owed
+// (reqState.frames) and set just before the header goes out unless the
+// response is JSON (reqState.owedFrames, state.go): a frame shows a page,
+// and a JSON answer has nothing to click on. vals is the request's batch
+// of header values.
+func (e *edgeState) apply(w http.ResponseWriter, r *http.Request, vals *valueBatch) (owed bool) {
 	if e.csp != "" || e.xfo != "" {
 		if isAPIPath(r.URL.Path) {
-			st.frames = true
+			owed = true
 		} else {
-			e.setFrames(w.Header(), st)
+			e.setFrames(w.Header(), vals)
 		}
 	}
 	if e.bodyTimeout <= 0 || r.Body == nil || r.Body == http.NoBody {
-		return
+		return owed
 	}
 	if dl := deadlinesOf(w); dl != nil && dl.SetReadDeadline(time.Now().Add(e.bodyTimeout)) == nil {
 		r.Body = &timedBody{ReadCloser: r.Body, dl: dl, timeout: e.bodyTimeout}
 	}
+	return owed
 }
 
 // setFrames sets the frame headers on h, but not one the handler set
-// itself. The values come from st's batch, so that setting them costs no
-// allocation of their own.
-func (e *edgeState) setFrames(h http.Header, st *reqState) {
+// itself. The values come from the request's batch, so that setting them
+// costs no allocation of their own.
+func (e *edgeState) setFrames(h http.Header, vals *valueBatch) {
 	if e.csp != "" && h["Content-Security-Policy"] == nil {
-		h["Content-Security-Policy"] = st.vals.one(e.csp)
+		h["Content-Security-Policy"] = vals.one(e.csp)
 	}
 	if e.xfo != "" && h["X-Frame-Options"] == nil {
-		h["X-Frame-Options"] = st.vals.one(e.xfo)
+		h["X-Frame-Options"] = vals.one(e.xfo)
 	}
-}
-
-// owedFrames runs in the outermost response (st.res) just before its
-// header goes out, whoever writes it: the frame headers owed by an /api/
-// response (edgeState.apply) are set unless it is JSON.
-func (st *reqState) owedFrames() {
-	if !st.frames {
-		return
-	}
-	st.frames = false
-	h := st.res.Header()
-	if ct := h["Content-Type"]; len(ct) > 0 && isJSONType(ct[0]) {
-		return
-	}
-	st.app.edge.setFrames(h, st)
 }
 
 // deadliner sets the deadlines of a response's connection: net/http's
@@ -244,6 +229,10 @@ func unwrapTo[T any](w http.ResponseWriter) (T, bool) {
 		w = u.Unwrap()
 	}
 }
+
+// errBodyTimeout ends the read of a request body that stalled (timedBody);
+// the input answers it with 408 request_timeout (input.go).
+var errBodyTimeout = errors.New("zealgo: the request body stalled")
 
 // timedBody is a request body whose every read must make progress within
 // timeout: the connection's read deadline moves before each read, and is

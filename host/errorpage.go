@@ -342,9 +342,6 @@ func defaultErrorPage(e *Error, r *http.Request, src *devSource, dev *devDetail)
 	return b.String()
 }
 
-// isAPIPath reports whether path is /api or lies below it.
-func isAPIPath(path string) bool { return covers("/api", path) }
-
 // writeError sends e as the whole response, replacing anything buffered,
 // in the format chosen for the request when it was routed: outside /api/
 // through its publicWriter, which holds the choice between an error page

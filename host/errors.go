@@ -32,6 +32,11 @@ const (
 	CodeRouteConflict = "route_conflict"
 )
 
+// codeServiceUnavailable is the error code of a request past its limit
+// (exectime.go) and of a WebSocket handshake while the server drains
+// (websocket.go).
+const codeServiceUnavailable = "service_unavailable"
+
 // Error is an HTTP error with a machine-readable code and a hint for people.
 // Returned from a handler (as its error result) or passed to API.Die, it is
 // sent as {"error": Code, "hint": Hint} with Status and the Fields beside

@@ -32,9 +32,6 @@ import (
 // logged. The timeout middleware alias reports its late handlers the same
 // way (lateWatched).
 
-// codeServiceUnavailable is the error code of a request past its limit.
-const codeServiceUnavailable = "service_unavailable"
-
 // serveLimited serves a request under Config.MaxExecutionTime. The
 // handler runs on the request's own goroutine, watched by the state's
 // timer (check): no goroutine, no hand-off and no timer operation per

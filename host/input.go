@@ -25,10 +25,7 @@ import (
 // request gets the error: 413 request_too_large, 408 request_timeout or
 // 400 invalid_body.
 
-var (
-	errTooLarge    = errors.New("zealgo: request body too large")
-	errBodyTimeout = errors.New("zealgo: the request body stalled")
-)
+var errTooLarge = errors.New("zealgo: request body too large")
 
 // maxMemory is how much of a multipart body is held in memory; the rest of
 // its files go to temporary files, removed when the request ends.

@@ -98,17 +98,8 @@ func parseJWTArgs(args []string, root string) (*jwtConfig, error) {
 		return nil, errors.New("jwt takes an algorithm (HS256, RS256 or EdDSA) and env=<VAR> or file=<path>")
 	}
 	cfg := &jwtConfig{alg: args[0], claim: "sub"}
-	var env, file string
-	for _, a := range args[1:] {
-		k, v, _ := strings.Cut(strings.TrimSpace(a), "=")
+	material, from, err := readKey(args[1:], root, func(a, k, v string) error {
 		switch k {
-		case "env":
-			env = v
-		case "file":
-			file = v
-			if file != "" && !filepath.IsAbs(file) {
-				file = filepath.Join(root, file)
-			}
 		case "claim":
 			cfg.claim = v
 		case "issuer":
@@ -118,10 +109,10 @@ func parseJWTArgs(args []string, root string) (*jwtConfig, error) {
 		case "optional":
 			cfg.optional = true
 		default:
-			return nil, fmt.Errorf("jwt: unknown argument %q (env=, file=, claim=, issuer=, audience=, optional)", a)
+			return fmt.Errorf("jwt: unknown argument %q (env=, file=, claim=, issuer=, audience=, optional)", a)
 		}
-	}
-	material, from, err := keyMaterial(env, file)
+		return nil
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -129,6 +120,32 @@ func parseJWTArgs(args []string, root string) (*jwtConfig, error) {
 		return nil, fmt.Errorf("jwt: the key in %s: %w", from, err)
 	}
 	return cfg, nil
+}
+
+// readKey reads the key that the arguments env=<VAR> and file=<path>
+// among args name (keyMaterial), for the jwt alias and for signing
+// (signingKey, jwtsign.go): a relative file is under root unless root is
+// "". Every other argument a, as k=v, goes to other, whose error ends the
+// reading.
+func readKey(args []string, root string, other func(a, k, v string) error) ([]byte, string, error) {
+	var env, file string
+	for _, a := range args {
+		k, v, _ := strings.Cut(strings.TrimSpace(a), "=")
+		switch k {
+		case "env":
+			env = v
+		case "file":
+			file = v
+			if file != "" && root != "" && !filepath.IsAbs(file) {
+				file = filepath.Join(root, file)
+			}
+		default:
+			if err := other(a, k, v); err != nil {
+				return nil, "", err
+			}
+		}
+	}
+	return keyMaterial(env, file)
 }
 
 // keyMaterial reads the key from the environment variable env or the

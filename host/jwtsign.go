@@ -38,19 +38,9 @@ func SignToken(key string, claims map[string]any) (string, error) {
 func signingKey(key string) (string, any, error) {
 	args := strings.Split(key, ",")
 	alg := strings.TrimSpace(args[0])
-	var env, file string
-	for _, a := range args[1:] {
-		k, v, _ := strings.Cut(strings.TrimSpace(a), "=")
-		switch k {
-		case "env":
-			env = v
-		case "file":
-			file = v
-		default:
-			return "", nil, fmt.Errorf("unknown argument %q: the key is <alg>,env=<VAR> or <alg>,file=<path>", a)
-		}
-	}
-	material, from, err := keyMaterial(env, file)
+	material, from, err := readKey(args[1:], "", func(a, _, _ string) error {
+		return fmt.Errorf("unknown argument %q: the key is <alg>,env=<VAR> or <alg>,file=<path>", a)
+	})
 	if err != nil {
 		return "", nil, err
 	}

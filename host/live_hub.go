@@ -41,13 +41,28 @@ type liveHub struct {
 	msgsOut [2]atomic.Int64
 
 	bus liveBus // NATS fan-out (live_bus.go)
+	req liveRequests
+}
+
+// liveRequests is what the hub needs of the request path, given to setup
+// so that the hub, its WebSockets and its streams depend on none of it.
+type liveRequests struct {
+	// begin records that r became a live connection of kind (the metrics
+	// count its duration apart) and returns r's id, for the log
+	// (beginLive, state.go).
+	begin func(r *http.Request, kind int) (id string)
+	// caught describes what a deferred recover() of a live handler
+	// returned, as its description and frames; ok is false for no panic
+	// (describePanic, panic.go).
+	caught func(p any) (desc string, stack []string, ok bool)
 }
 
 // setup prepares the hub at start-up: its settings, its metrics when
-// metrics are on (reg non-nil), and the fan-out through nats when the
-// application is on NATS (nats non-nil).
-func (h *liveHub) setup(cfg *Config, log *slog.Logger, reg *prometheus.Registry, nats natsPublisher) error {
-	h.cfg, h.log = cfg.Realtime.withDefaults(), log
+// metrics are on (reg non-nil), the fan-out through nats when the
+// application is on NATS (nats non-nil), and what it needs of the request
+// path (req).
+func (h *liveHub) setup(cfg *Config, log *slog.Logger, reg *prometheus.Registry, nats natsPublisher, req liveRequests) error {
+	h.cfg, h.log, h.req = cfg.Realtime.withDefaults(), log, req
 	for _, o := range cfg.TrustedOrigins {
 		o = strings.ToLower(strings.TrimSpace(o))
 		if o == "*" {
@@ -77,14 +92,6 @@ func (h *liveHub) registerMetrics(reg *prometheus.Registry) {
 				ConstLabels: prometheus.Labels{"kind": name, "direction": dir}},
 				func() float64 { return float64(n.Load()) }))
 		}
-	}
-}
-
-// markLive records that the request r became a live connection of kind,
-// for the metrics (ops.go).
-func markLive(r *http.Request, kind int) {
-	if st := stateOf(r); st != nil {
-		st.live = uint8(kind + 1)
 	}
 }
 

@@ -205,6 +205,21 @@ func (o *opsState) observe(f servedFile, id string, start time.Duration, r *http
 // internal/deadline (clockNow).
 var clockBase = deadline.Base()
 
+// clockNow returns the time since clockBase. While Serve runs, the shared
+// clock of its connections (internal/deadline) gives it with an atomic
+// load, rounded up by a tick so that no limit counted from it passes
+// early, if coarse: when every time limit counted from it is a second or
+// more and no request's duration is observed (ops.go: the access log and
+// metrics want it exact). Else the monotonic clock gives it.
+func clockNow(coarse bool) time.Duration {
+	if coarse {
+		if d, ok := deadline.Now(); ok {
+			return d + deadline.DefaultTick
+		}
+	}
+	return time.Since(clockBase)
+}
+
 // startObserving counts a request in flight; observe counts it out.
 func (o *opsState) startObserving() {
 	if m := o.metrics; m != nil {

@@ -57,6 +57,16 @@ func recovered(p any) *panicInfo {
 	return &panicInfo{value: v, desc: interp.DescribePanic(v), frames: frames}
 }
 
+// describePanic is caught for a live handler (liveRequests, live_hub.go):
+// the panic's description and frames; ok is false for no panic.
+func describePanic(p any) (desc string, stack []string, ok bool) {
+	pi := caught(p)
+	if pi == nil {
+		return "", nil, false
+	}
+	return pi.desc, pi.stack(), true
+}
+
 // stack returns the frames as "file:line func".
 func (pi *panicInfo) stack() []string { return interp.FormatFrames(pi.frames) }
 

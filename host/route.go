@@ -19,6 +19,11 @@ type apiRoute struct {
 	params []routeParam
 }
 
+// isAPIPath reports whether path is /api or lies below it.
+func isAPIPath(path string) bool {
+	return path == "/api" || strings.HasPrefix(path, "/api/")
+}
+
 // validName reports whether s is non-empty and made of [a-zA-Z0-9_-].
 func validName(s string) bool {
 	if s == "" {

@@ -62,7 +62,7 @@ type sseStream struct {
 func (u *sseStream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h := u.hub
 	liftDeadlines(w)
-	markLive(r, kindSSE)
+	id := h.req.begin(r, kindSSE)
 	hd := w.Header()
 	hd.Set("Content-Type", "text/event-stream")
 	hd.Set("Cache-Control", "no-cache")
@@ -82,7 +82,7 @@ func (u *sseStream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.timer = time.AfterFunc(h.cfg.Heartbeat, s.beat)
 		s.mu.Unlock()
 	}
-	log := h.log.With("request_id", requestID(r), "path", r.URL.Path)
+	log := h.log.With("request_id", id, "path", r.URL.Path)
 	err := s.run(u.fn)
 	if err != nil {
 		log.Error("sse handler error", "err", err)
@@ -93,8 +93,8 @@ func (u *sseStream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // run calls fn, turning a panic into an error.
 func (s *SSE) run(fn func(*SSE) error) (err error) {
 	defer func() {
-		if pi := caught(recover()); pi != nil {
-			err = fmt.Errorf("panic: %s\n%s", pi.desc, pi.stack())
+		if desc, stack, ok := s.hub.req.caught(recover()); ok {
+			err = fmt.Errorf("panic: %s\n%s", desc, stack)
 		}
 	}()
 	return fn(s)

@@ -60,7 +60,7 @@ type reqState struct {
 	file        *handlerFile
 	fn          *handlerFunc
 	// live is 1 + kindWebSocket or kindSSE when the request became a
-	// WebSocket or a stream (markLive), 0 otherwise: its duration is the
+	// WebSocket or a stream (beginLive), 0 otherwise: its duration is the
 	// connection's, which the metrics count apart.
 	live uint8
 
@@ -116,21 +116,6 @@ func (a *core) takeState(r *http.Request) *reqState {
 	}
 	st.id = st.newID(r)
 	return st
-}
-
-// clockNow returns the time since clockBase. While Serve runs, the shared
-// clock of its connections (internal/deadline) gives it with an atomic
-// load, rounded up by a tick so that no limit counted from it passes
-// early, if coarse: when every time limit counted from it is a second or
-// more and no request's duration is observed (ops.go: the access log and
-// metrics want it exact). Else the monotonic clock gives it.
-func clockNow(coarse bool) time.Duration {
-	if coarse {
-		if d, ok := deadline.Now(); ok {
-			return d + deadline.DefaultTick
-		}
-	}
-	return time.Since(clockBase)
 }
 
 // coarseTimes reports whether the time limits of cfg counted from a
@@ -189,27 +174,6 @@ func idBatch() string {
 	return string(b)
 }
 
-// valueBatch hands out header value slices of one value, cut from a
-// batch of slots that are never written again, so that a header keeps its
-// values however long it is kept (a recorder, a wrapper that reads it
-// after the request), for an allocation per 64 values. The zero value is
-// ready; a nil *valueBatch allocates each slice.
-type valueBatch struct{ free []string }
-
-// one returns []string{v}.
-func (b *valueBatch) one(v string) []string {
-	if b == nil {
-		return []string{v}
-	}
-	if len(b.free) == 0 {
-		b.free = make([]string, 64)
-	}
-	s := b.free[:1:1]
-	b.free = b.free[1:]
-	s[0] = v
-	return s
-}
-
 type stateKey struct{}
 
 func stateOf(r *http.Request) *reqState {
@@ -223,6 +187,45 @@ func requestID(r *http.Request) string {
 		return st.id
 	}
 	return ""
+}
+
+// beginLive records that the request r became a live connection of kind,
+// for the metrics (ops.go), and returns its id: the live hub's begin
+// (liveRequests, live_hub.go).
+func beginLive(r *http.Request, kind int) string {
+	st := stateOf(r)
+	if st == nil {
+		return ""
+	}
+	st.live = uint8(kind + 1)
+	return st.id
+}
+
+// ClientIP returns the address of the client of r: the peer's, or, when
+// the peer is a trusted proxy (Config.TrustedProxies), the last address
+// in X-Forwarded-For that is no trusted proxy. Rate limits and throttles
+// count by it.
+func ClientIP(r *http.Request) string {
+	var e *edgeState
+	if st := stateOf(r); st != nil && st.app != nil {
+		e = &st.app.edge
+	}
+	return e.clientIPOf(r)
+}
+
+// owedFrames runs in the outermost response (st.res) just before its
+// header goes out, whoever writes it: the frame headers owed by an /api/
+// response (edgeState.apply) are set unless it is JSON.
+func (st *reqState) owedFrames() {
+	if !st.frames {
+		return
+	}
+	st.frames = false
+	h := st.res.Header()
+	if ct := h["Content-Type"]; len(ct) > 0 && isJSONType(ct[0]) {
+		return
+	}
+	st.app.edge.setFrames(h, &st.vals)
 }
 
 // The state is the request's context: its parent's, done also when the

@@ -109,7 +109,7 @@ type wsUpgrade struct {
 func (u *wsUpgrade) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h := u.hub
 	liftDeadlines(w)
-	markLive(r, kindWebSocket)
+	id := h.req.begin(r, kindWebSocket)
 	opts := &websocket.AcceptOptions{InsecureSkipVerify: true, // checkHandshake checked the origin
 		Subprotocols: h.cfg.Subprotocols, CompressionMode: websocket.CompressionNoContextTakeover}
 	if h.cfg.DisableCompression {
@@ -117,13 +117,13 @@ func (u *wsUpgrade) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	c, err := websocket.Accept(w, r, opts)
 	if err != nil {
-		h.log.Info("zealgo: websocket handshake failed", "request_id", requestID(r), "path", r.URL.Path, "err", err)
+		h.log.Info("zealgo: websocket handshake failed", "request_id", id, "path", r.URL.Path, "err", err)
 		return
 	}
 	c.SetReadLimit(h.cfg.ReadLimit)
 	ctx, stop := context.WithCancel(context.WithoutCancel(r.Context()))
 	ws := &WebSocket{hub: h, c: c, ctx: ctx, stop: stop, in: make(chan string, 16),
-		log: h.log.With("request_id", requestID(r), "path", r.URL.Path)}
+		log: h.log.With("request_id", id, "path", r.URL.Path)}
 	ws.touch()
 	if !h.addSocket(ws) {
 		_ = c.Close(websocket.StatusGoingAway, "the server is shutting down")
@@ -149,9 +149,9 @@ func liftDeadlines(w http.ResponseWriter) {
 // run calls fn, turning a panic into an error whose stack is logged.
 func (ws *WebSocket) run(fn func(*WebSocket) error) (err error) {
 	defer func() {
-		if pi := caught(recover()); pi != nil {
-			ws.log.Error("panic", "panic", pi.desc, "stack", pi.stack())
-			err = errors.New("panic: " + pi.desc)
+		if desc, stack, ok := ws.hub.req.caught(recover()); ok {
+			ws.log.Error("panic", "panic", desc, "stack", stack)
+			err = errors.New("panic: " + desc)
 		}
 	}()
 	return fn(ws)

@@ -11,13 +11,13 @@ import (
 )
 
 // fixture is a package of four files: a.go and b.go reference each other
-// (a loop), c.go references a.go only, d.go nothing. App has three
+// (a loop), c.go references a.go only, a.go also d.go, d.go nothing. App has three
 // methods in two files and two fields.
 var fixture = map[string]string{
 	"a.go": `package p
 type App struct{ cfg int; w *Worker }
 func (a *App) Start() { a.w = newWorker() }
-func (a *App) Stop()  {}
+func (a *App) Stop()  { _ = limit }
 `,
 	"b.go": `package p
 type Worker struct{ app *App }
@@ -99,6 +99,19 @@ func TestLimits(t *testing.T) {
 	}
 }
 
+func TestEdges(t *testing.T) {
+	r := measureFixture(t)
+	var out strings.Builder
+	writeEdges(&out, r)
+	want := "loop a.go -> b.go: Worker newWorker\n" +
+		"     a.go -> d.go: limit\n" +
+		"loop b.go -> a.go: App Stop cfg\n" +
+		"     c.go -> a.go: App Start\n"
+	if out.String() != want {
+		t.Fatalf("edges:\n%s\nwant:\n%s", out.String(), want)
+	}
+}
+
 // TestHost measures the real host package, as CI would.
 func TestHost(t *testing.T) {
 	if testing.Short() {
@@ -110,5 +123,24 @@ func TestHost(t *testing.T) {
 	}
 	if r.FileCount == 0 || r.Fields["App"] == 0 || len(r.Loop) == 0 {
 		t.Fatalf("host measured empty: %d files, App %d fields, loop %v", r.FileCount, r.Fields["App"], r.Loop)
+	}
+	// What issue 27 cut stays cut: the edge and the live hub get what they
+	// need of the request path through their setup, and only App.Run
+	// (app_running.go) reaches the command line (docs/internals.md).
+	for _, f := range []string{"edge.go", "live_hub.go", "websocket.go", "sse.go"} {
+		if slices.Contains(r.Loop, f) {
+			t.Errorf("%s is in host's largest reference loop (archcheck -edges | grep '^loop %s')", f, f)
+		}
+	}
+	isCLI := func(f string) bool { return f == "cli.go" || strings.HasPrefix(f, "cli_") }
+	for from, tos := range r.Refs {
+		if isCLI(from) || from == "app_running.go" {
+			continue
+		}
+		for to, names := range tos {
+			if isCLI(to) {
+				t.Errorf("%s uses %v of %s: only App.Run (app_running.go) reaches the command line", from, names, to)
+			}
+		}
 	}
 }

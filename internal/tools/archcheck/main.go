@@ -7,13 +7,21 @@
 // files are not counted.
 //
 //	go run ./internal/tools/archcheck [flags] [package]
+//
+// With -edges it also lists the graph, one reference a line, "from.go ->
+// to.go: the names used", those inside the largest loop marked "loop":
+// to find what holds a file in the loop (grep '^loop from.go'), or what
+// reaches a file (grep -- '-> cli'). A file leaves the loop when its
+// references to the other loop files, or theirs to it, are cut.
 package main
 
 import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"os"
+	"slices"
 	"strings"
 
 	"golang.org/x/tools/go/packages"
@@ -36,6 +44,7 @@ func main() {
 	flag.IntVar(&l.maxAppFiles, "max-app-files", 3, "most files the application type's methods are spread over")
 	flag.IntVar(&l.maxFields, "max-app-fields", 15, "most fields of the application type")
 	flag.Float64Var(&l.maxLoop, "max-loop", 0.60, "largest share of the package's files in one reference loop")
+	edges := flag.Bool("edges", false, "also list the file references and the names they use")
 	flag.Parse()
 	pattern := "github.com/zealgo/zealgo/host"
 	if flag.NArg() > 0 {
@@ -46,7 +55,11 @@ func main() {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
 	}
-	if !write(os.Stdout, r, l) {
+	ok := write(os.Stdout, r, l)
+	if *edges {
+		writeEdges(os.Stdout, r)
+	}
+	if !ok {
 		os.Exit(1)
 	}
 }
@@ -107,4 +120,23 @@ func write(w io.Writer, r report, l limits) bool {
 		fail("%.0f%% of the files are in one reference loop (at most %.0f%%)", 100*share, 100*l.maxLoop)
 	}
 	return ok
+}
+
+// writeEdges lists the references between files, sorted, one a line:
+// "from.go -> to.go: names", prefixed "loop" when both files are in the
+// largest loop.
+func writeEdges(w io.Writer, r report) {
+	in := map[string]bool{}
+	for _, f := range r.Loop {
+		in[f] = true
+	}
+	for _, from := range slices.Sorted(maps.Keys(r.Refs)) {
+		for _, to := range slices.Sorted(maps.Keys(r.Refs[from])) {
+			mark := "    "
+			if in[from] && in[to] {
+				mark = "loop"
+			}
+			fmt.Fprintf(w, "%s %s -> %s: %s\n", mark, from, to, strings.Join(r.Refs[from][to], " "))
+		}
+	}
 }

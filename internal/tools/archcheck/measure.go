@@ -5,6 +5,7 @@ import (
 	"go/token"
 	"go/types"
 	"path/filepath"
+	"slices"
 	"sort"
 )
 
@@ -22,7 +23,12 @@ type report struct {
 	Fields    map[string]int
 	FileCount int      // the package's files
 	Loop      []string // the largest reference loop, base names, sorted
+	Refs      graph    // the file-level reference graph
 }
+
+// graph maps each file to the files it references, each with the names
+// it uses from there, sorted.
+type graph map[string]map[string][]string
 
 // measure counts methods and files per named type, the fields of each
 // struct type, and finds the largest strongly connected component of the
@@ -39,7 +45,8 @@ func measure(fset *token.FileSet, files []*ast.File, info *types.Info, pkg *type
 			}
 		}
 	}
-	r.Loop = largestLoop(referenceGraph(fset, files, info, pkg))
+	r.Refs = referenceGraph(fset, files, info, pkg)
+	r.Loop = largestLoop(r.Refs)
 	return r
 }
 
@@ -104,12 +111,13 @@ func recvName(info *types.Info, fd *ast.FuncDecl) string {
 	return ""
 }
 
-// referenceGraph maps each file to the files it references.
-func referenceGraph(fset *token.FileSet, files []*ast.File, info *types.Info, pkg *types.Package) map[string]map[string]bool {
-	g := map[string]map[string]bool{}
+// referenceGraph maps each file to the files it references and the names
+// it uses from each.
+func referenceGraph(fset *token.FileSet, files []*ast.File, info *types.Info, pkg *types.Package) graph {
+	g := graph{}
 	for _, f := range files {
 		from := filepath.Base(fset.File(f.Pos()).Name())
-		g[from] = map[string]bool{}
+		g[from] = map[string][]string{}
 		ast.Inspect(f, func(n ast.Node) bool {
 			id, ok := n.(*ast.Ident)
 			if !ok {
@@ -123,18 +131,21 @@ func referenceGraph(fset *token.FileSet, files []*ast.File, info *types.Info, pk
 				return true
 			}
 			to := filepath.Base(fset.File(obj.Pos()).Name())
-			if to != from {
-				g[from][to] = true
+			if to != from && !slices.Contains(g[from][to], id.Name) {
+				g[from][to] = append(g[from][to], id.Name)
 			}
 			return true
 		})
+		for _, names := range g[from] {
+			sort.Strings(names)
+		}
 	}
 	return g
 }
 
 // largestLoop returns the largest strongly connected component of g
 // (Tarjan's algorithm), sorted; a component of one file is no loop.
-func largestLoop(g map[string]map[string]bool) []string {
+func largestLoop(g graph) []string {
 	nodes := make([]string, 0, len(g))
 	for n := range g {
 		nodes = append(nodes, n)
@@ -157,7 +168,7 @@ func largestLoop(g map[string]map[string]bool) []string {
 }
 
 type tarjan struct {
-	g     map[string]map[string]bool
+	g     graph
 	index map[string]int
 	low   map[string]int
 	on    map[string]bool
