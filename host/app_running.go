@@ -91,11 +91,12 @@ func (a *App) Broadcast(room, msg string) error {
 // digits, '_' or '-'; another name makes every method fail with an
 // error saying so): get, put, delete, compare-and-set, counters and time
 // to live, shared by every instance and task on the same NATS, else kept
-// in the server process (see KV).
+// in the server process (see KV). opts set the bucket when it is first
+// opened in the process (BucketTTL).
 //
 //	n, err := api.App().KV("likes").Incr(api.Context(), "post-"+id, 1)
-func (a *App) KV(bucket string) *KV {
-	return &KV{shared: &a.rt.shared, bucket: bucket, err: checkKVBucket(bucket)}
+func (a *App) KV(bucket string, opts ...KVOption) *KV {
+	return newKV(&a.rt.shared, bucket, opts)
 }
 
 // Publish sends msg to the subscribers of subject (tokens of letters,

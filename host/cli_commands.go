@@ -191,6 +191,7 @@ func (c *cli) natsCmd() *cobra.Command {
 			fmt.Fprintln(c.stderr, err)
 			return 1
 		}
+		markCrash(&c.a.cfg, srv, token, log) // nats.go
 		log.Info("zealgo nats serving", "url", srv.URL(), "data", dir, "token", token != "")
 		<-cmd.Context().Done()
 		srv.Shutdown()

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/labstack/echo/v5"
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/zealgo/zealgo/internal/sessionstore"
 )
@@ -65,8 +66,9 @@ func (a *core) start() (err error) {
 		}
 	}()
 	var nc natsPublisher
+	var js jetstream.JetStream
 	if a.nats.conn != nil {
-		nc = a.nats.conn.NC
+		nc, js = a.nats.conn.NC, a.nats.conn.JS
 	}
 	var reg *prometheus.Registry
 	if a.ops.metrics != nil {
@@ -76,7 +78,7 @@ func (a *core) start() (err error) {
 	if err := a.live.setup(&a.cfg, a.log, reg, nc, live); err != nil { // live_hub.go
 		return err
 	}
-	a.shared.setup(a.log, a.nats.replicas, a.live.bus.conn, a.live.broadcast) // shared.go
+	a.shared.setup(a.log, a.nats.replicas, a.live.bus.conn, js, a.live.broadcast) // shared.go
 	if a.db, err = openDB(&a.cfg, a.log, a.dirs.root, true); err != nil {
 		return err
 	}

@@ -18,7 +18,34 @@ var (
 	// ErrKVConflict: KV.Update found the key at another revision than
 	// the one given (someone wrote it meanwhile), or gone.
 	ErrKVConflict = errors.New("zealgo: kv: revision conflict")
+	// ErrKVBucketLost: the bucket's JetStream bucket is gone from the
+	// NATS server while this process had it open (deleted by hand, or
+	// the server lost its data). It is not created again behind the
+	// application's back: a restart creates it, empty.
+	ErrKVBucketLost = errors.New("zealgo: kv: bucket lost")
 )
+
+// KVOption is a setting of a bucket, given to App.KV; it applies when
+// the bucket is first opened in the process (see BucketTTL).
+type KVOption func(*kvOptions)
+
+// kvOptions are the settings of a bucket that KVOptions set.
+type kvOptions struct {
+	ttl time.Duration // 0: not given
+}
+
+// BucketTTL gives every key of the bucket a time to live: a key is gone
+// ttl after its last write, whatever wrote it (a key's own, shorter time
+// to live, WithTTL, still applies). ttl is at least one second. On NATS
+// it is the JetStream bucket's TTL, set (or changed) when the bucket is
+// first opened in the process: every instance and task should give the
+// same. Opening the bucket again without BucketTTL keeps the bucket's;
+// with another value it fails with an error that says so.
+//
+//	cache := api.App().KV("cache", host.BucketTTL(10*time.Minute))
+func BucketTTL(ttl time.Duration) KVOption {
+	return func(o *kvOptions) { o.ttl = ttl }
+}
 
 // KVEntry is a key's value and its revision, which KV.Update compares.
 type KVEntry struct {
@@ -42,7 +69,22 @@ type KV struct {
 	shared *sharedState
 	bucket string
 	ttl    time.Duration
-	err    error // an invalid bucket name: every method returns it
+	opts   kvOptions // for the bucket's first opening
+	err    error     // an invalid bucket name or option: every method returns it
+}
+
+// newKV returns the bucket called bucket of shared with its options.
+func newKV(shared *sharedState, bucket string, opts []KVOption) *KV {
+	kv := &KV{shared: shared, bucket: bucket, err: checkKVBucket(bucket)}
+	for _, o := range opts {
+		if o != nil {
+			o(&kv.opts)
+		}
+	}
+	if kv.err == nil && kv.opts.ttl != 0 && kv.opts.ttl < minKVTTL {
+		kv.err = fmt.Errorf("zealgo: kv %s: bucket time to live %v: want at least %v", bucket, kv.opts.ttl, minKVTTL)
+	}
+	return kv
 }
 
 // minKVTTL is the shortest time to live, JetStream's.
@@ -168,7 +210,7 @@ func (kv *KV) do(ctx context.Context, op kvOp) (kvResult, error) {
 	if err := checkKVKey(op.Key); err != nil {
 		return kvResult{}, fmt.Errorf("zealgo: kv %s: %w", kv.bucket, err)
 	}
-	op.Bucket, op.TTL = kv.bucket, kv.ttl
+	op.Bucket, op.TTL, op.BucketTTL = kv.bucket, kv.ttl, kv.opts.ttl
 	return kv.shared.kv(ctx, op)
 }
 

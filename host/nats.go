@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/zealgo/zealgo/internal/jstask"
 	"github.com/zealgo/zealgo/internal/natskv"
 	"github.com/zealgo/zealgo/internal/natsrv"
 )
@@ -288,6 +289,7 @@ func (st *natsState) embed(cfg *Config, log *slog.Logger) error {
 	if err != nil {
 		return err
 	}
+	markCrash(cfg, srv, st.token, log)
 	st.srv, st.url = srv, srv.URL()
 	return writeClientFile(cfg.DataDir, tokenURL(st.url, st.token))
 }
@@ -315,6 +317,7 @@ func superviseNATS(cfg *Config, prepare func() (*slog.Logger, error)) (*natsrv.S
 	if err != nil {
 		return nil, nil, err
 	}
+	markCrash(cfg, srv, token, log)
 	u, err := url.Parse(srv.URL())
 	if err != nil {
 		srv.Shutdown()
@@ -326,6 +329,27 @@ func superviseNATS(cfg *Config, prepare func() (*slog.Logger, error)) (*natsrv.S
 		return nil, nil, err
 	}
 	return srv, []string{supervisorNATSEnv + "=" + u.String()}, nil
+}
+
+// markCrash records, when the embedded server starts again after a crash
+// and before any worker pulls, the tasks it may have delivered just
+// before without remembering it, so that their next run shows as a
+// second delivery (jstask.MarkCrash). A node of a cluster has its
+// consumers' state from the other nodes.
+func markCrash(cfg *Config, srv *natsrv.Server, token string, log *slog.Logger) {
+	if !srv.Unclean() || cfg.NATS.Cluster != "" {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	conn, err := natsrv.Connect(ctx, srv.URL(), natsrv.ConnectOptions{Name: "zealgo crash check", Token: token})
+	if err == nil {
+		defer conn.Close()
+		err = jstask.MarkCrash(ctx, conn.JS, jstask.Config{MaxInFlight: cfg.NATS.Tasks.MaxInFlight, Logger: log})
+	}
+	if err != nil {
+		log.Error("zealgo: nats: after a crash of the embedded server", "err", err)
+	}
 }
 
 // ready is the readiness probe of NATS (tasks and sessions on NATS): the

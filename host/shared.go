@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -34,13 +35,15 @@ type sharedState struct {
 
 	mu      sync.Mutex
 	js      jetstream.JetStream
-	buckets map[string]kvStore
+	buckets map[string]openBucket
 	subs    map[*subscription]struct{} // in-process subscriptions
 }
 
-// setup readies the server's side: conn is its NATS (nil conn: none).
-func (s *sharedState) setup(log *slog.Logger, replicas int, conn func() (*nats.Conn, error), broadcast func(room, msg string) error) {
-	s.log, s.replicas, s.conn, s.broadcast = log, replicas, conn, broadcast
+// setup readies the server's side: conn is its NATS (nil conn: none),
+// js the application's JetStream context on it (nil: none).
+func (s *sharedState) setup(log *slog.Logger, replicas int, conn func() (*nats.Conn, error), js jetstream.JetStream,
+	broadcast func(room, msg string) error) {
+	s.log, s.replicas, s.conn, s.js, s.broadcast = log, replicas, conn, js, broadcast
 }
 
 // forWorker readies a task worker's side: through its own NATS
@@ -63,35 +66,46 @@ func (s *sharedState) natsConn() (*nats.Conn, error) {
 	return s.conn()
 }
 
-// store returns the store of bucket, opening it on first use.
-func (s *sharedState) store(ctx context.Context, bucket string) (kvStore, error) {
+// openBucket is a bucket opened in the process, with its time to live.
+type openBucket struct {
+	store kvStore
+	ttl   time.Duration
+}
+
+// store returns the store of bucket, opening it on first use with the
+// time to live ttl (BucketTTL; 0: none given).
+func (s *sharedState) store(ctx context.Context, bucket string, ttl time.Duration) (kvStore, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if st := s.buckets[bucket]; st != nil {
-		return st, nil
+	if b, ok := s.buckets[bucket]; ok {
+		if ttl != 0 && ttl != b.ttl {
+			return nil, fmt.Errorf("zealgo: kv %s: BucketTTL(%v), but the bucket was opened with a time to live of %v "+
+				"(set when it is first opened in the process): give the same everywhere", bucket, ttl, b.ttl)
+		}
+		return b.store, nil
 	}
 	nc, err := s.natsConn()
 	if err != nil {
 		return nil, err
 	}
-	var st kvStore
-	if nc == nil {
-		st = newMemKV()
-	} else {
-		if s.js == nil {
+	b := openBucket{store: newMemKV(ttl), ttl: ttl}
+	if nc != nil {
+		if s.js == nil { // a task worker's own connection; the server's is set up
 			if s.js, err = jetstream.New(nc); err != nil {
 				return nil, fmt.Errorf("zealgo: kv: %w", err)
 			}
 		}
-		if st, err = openNATSKV(ctx, s.js, bucket, s.replicas); err != nil {
+		st, err := openNATSKV(ctx, s.js, bucket, s.replicas, ttl)
+		if err != nil {
 			return nil, err
 		}
+		b = openBucket{store: st, ttl: st.ttl}
 	}
 	if s.buckets == nil {
-		s.buckets = map[string]kvStore{}
+		s.buckets = map[string]openBucket{}
 	}
-	s.buckets[bucket] = st
-	return st, nil
+	s.buckets[bucket] = b
+	return b.store, nil
 }
 
 // kv runs op on its bucket, or asks the server to.
@@ -99,7 +113,7 @@ func (s *sharedState) kv(ctx context.Context, op kvOp) (kvResult, error) {
 	if s.calls != nil {
 		return s.remoteKV(ctx, op)
 	}
-	st, err := s.store(ctx, op.Bucket)
+	st, err := s.store(ctx, op.Bucket, op.BucketTTL)
 	if err != nil {
 		return kvResult{}, err
 	}

@@ -15,6 +15,7 @@ func init() {
 	Symbols["github.com/zealgo/zealgo/host/host"] = map[string]reflect.Value{
 		// function, constant and variable definitions
 		"BasicAuthEnv":             reflect.ValueOf(constant.MakeFromLiteral("\"ZEALGO_BASIC_AUTH\"", token.STRING, 0)),
+		"BucketTTL":                reflect.ValueOf(host.BucketTTL),
 		"CheckPassword":            reflect.ValueOf(host.CheckPassword),
 		"ClientIP":                 reflect.ValueOf(host.ClientIP),
 		"CodeCompileError":         reflect.ValueOf(constant.MakeFromLiteral("\"handler_compile_error\"", token.STRING, 0)),
@@ -44,6 +45,7 @@ func init() {
 		"DBFile":                   reflect.ValueOf(constant.MakeFromLiteral("\"app.db\"", token.STRING, 0)),
 		"EchoMiddleware":           reflect.ValueOf(host.EchoMiddleware),
 		"EmbedAssets":              reflect.ValueOf(host.EmbedAssets),
+		"ErrKVBucketLost":          reflect.ValueOf(&host.ErrKVBucketLost).Elem(),
 		"ErrKVConflict":            reflect.ValueOf(&host.ErrKVConflict).Elem(),
 		"ErrKVExists":              reflect.ValueOf(&host.ErrKVExists).Elem(),
 		"ErrKVNotFound":            reflect.ValueOf(&host.ErrKVNotFound).Elem(),
@@ -115,6 +117,7 @@ func init() {
 		"FieldError":        reflect.ValueOf((*host.FieldError)(nil)),
 		"KV":                reflect.ValueOf((*host.KV)(nil)),
 		"KVEntry":           reflect.ValueOf((*host.KVEntry)(nil)),
+		"KVOption":          reflect.ValueOf((*host.KVOption)(nil)),
 		"MiddlewareFactory": reflect.ValueOf((*host.MiddlewareFactory)(nil)),
 		"NATSConfig":        reflect.ValueOf((*host.NATSConfig)(nil)),
 		"OpsConfig":         reflect.ValueOf((*host.OpsConfig)(nil)),

@@ -25,6 +25,9 @@ func (w *Worker) handle(ctx context.Context, m jetstream.Msg, run Runner) {
 		return
 	}
 	n := int(meta.NumDelivered)
+	if n == 1 && w.maybe.has(meta.Sequence.Stream) {
+		n = 2 // a crashed server may have delivered it before (crash.go)
+	}
 	t, err := decodeTask(m)
 	switch {
 	case err != nil:

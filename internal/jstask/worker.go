@@ -77,6 +77,7 @@ type Worker struct {
 	careful  atomic.Bool        // tasks delivered again came: pull one at a time
 	runs     jetstream.KeyValue // the runs alone of each task delivered again
 	resq     *resultQueue       // set by Run
+	maybe    *maybeRanges       // set by Run: tasks a crashed server may have delivered (crash.go)
 }
 
 // NewWorker creates or updates the streams and the workers' consumer.
@@ -135,6 +136,8 @@ func (w *Worker) Run(ctx context.Context, run Runner) error {
 	var wg sync.WaitGroup
 	var running sync.RWMutex // held for reading by each task, for writing by a task run alone
 	w.resq = w.startResults()
+	w.maybe = watchMaybe(ctx, w.runs)
+	defer w.maybe.stop()
 	err := w.pull(ctx, slots, func(m jetstream.Msg, batch bool) {
 		suspect := w.suspect(m)
 		switch {

@@ -83,8 +83,15 @@ type ClusterConfig struct {
 
 // Server is a running embedded NATS server.
 type Server struct {
-	ns *server.Server
+	ns      *server.Server
+	marker  string // the file that says the server runs, removed at Shutdown
+	unclean bool
 }
+
+// runningFile, under Config.DataDir, exists while a server runs on it: one
+// found at start tells that the last server on the directory ended
+// without Shutdown (it was killed, or the machine failed).
+const runningFile = "zealgo-nats-running"
 
 // Start starts an embedded server with JetStream and returns once it
 // accepts clients. The file store under cfg.DataDir keeps streams, their
@@ -99,6 +106,12 @@ func Start(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("zealgo: nats: embedded server: %w", err)
 	}
+	marker := filepath.Join(opts.StoreDir, runningFile)
+	_, merr := os.Stat(marker)
+	unclean := merr == nil
+	if err := os.WriteFile(marker, []byte(strconv.Itoa(os.Getpid())+"\n"), 0o600); err != nil {
+		return nil, fmt.Errorf("zealgo: nats: data directory: %w", err)
+	}
 	log := &logAdapter{l: cfg.Logger, fatal: make(chan string, 1)}
 	ns.SetLoggerV2(log, false, false, false)
 	ns.Start()
@@ -109,10 +122,19 @@ func Start(cfg Config) (*Server, error) {
 	if err := waitReady(ns, log.fatal, wait); err != nil {
 		ns.Shutdown()
 		ns.WaitForShutdown()
+		_ = os.Remove(marker)
 		return nil, fmt.Errorf("zealgo: nats: embedded server on %s:%d with data in %s: %w", opts.Host, cfg.Port, opts.StoreDir, err)
 	}
-	return &Server{ns: ns}, nil
+	return &Server{ns: ns, marker: marker, unclean: unclean}, nil
 }
+
+// Unclean reports whether the last server on the data directory ended
+// without Shutdown. JetStream keeps every message it acknowledged, but
+// the state of its consumers is written about every 100ms and not
+// synced: the deliveries (and acknowledgements) of the last moments
+// before a crash may be forgotten, and their messages delivered again as
+// first deliveries.
+func (s *Server) Unclean() bool { return s.unclean }
 
 // waitReady waits until ns accepts clients with JetStream running, or
 // reports what stopped it (the server logs it as fatal).
@@ -255,6 +277,7 @@ func (s *Server) URL() string { return s.ns.ClientURL() }
 func (s *Server) Shutdown() {
 	s.ns.Shutdown()
 	s.ns.WaitForShutdown()
+	_ = os.Remove(s.marker)
 }
 
 // logAdapter writes the server's log to a slog.Logger, if any, and

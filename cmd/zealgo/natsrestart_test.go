@@ -1,0 +1,99 @@
+package main
+
+// serve with its default, embedded NATS server, killed with SIGKILL under
+// load and started again on the same data directory.
+
+import (
+	"net/http"
+	"net/http/cookiejar"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/zealgo/zealgo/internal/testutil"
+)
+
+// TestEmbeddedNATSRestartedUnderLoad: one instance with the embedded NATS
+// server (serve's default, fsync always) and two workers; a logged-in
+// client dispatches tasks with idempotency keys, retrying on errors, while
+// the whole process (supervisor, embedded server, serving process and
+// workers) is killed with SIGKILL and started again on the same data
+// directory. Every task the client got an id for runs and finishes, none
+// fails, none runs twice without TaskInfo.Delivery showing it, and the
+// client stays logged in (sessions in the embedded server's key-value).
+// The server forgets the deliveries of its last ~100ms (its consumers'
+// state is not synced): the restarted one reports the tasks it may have
+// delivered then as delivered again (jstask.MarkCrash).
+func TestEmbeddedNATSRestartedUnderLoad(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs processes")
+	}
+	root, data, addr := testutil.WriteTree(t, keyedApp), t.TempDir(), testutil.FreeAddr(t)
+	env := []string{"ZEALGO_SESSION_SECRET=" + strings.Repeat("e", 40)}
+	args := []string{"serve", "--root", root, "--addr", addr, "--data", data, "--session-store", "nats",
+		"--task-workers", "2", "--task-ack-wait", "2s"}
+	first := start(t, addr, env, args...)
+	first.waitHTTP(t)
+	if !strings.Contains(first.logs.String(), "embedded at nats://127.0.0.1:") {
+		t.Fatalf("serve did not embed NATS:\n%s", first.logs)
+	}
+	jar, _ := cookiejar.New(nil)
+	kc := &keyedClient{base: "http://" + addr, c: &http.Client{Jar: jar, Timeout: 10 * time.Second}}
+	if resp, err := kc.c.Post(kc.base+"/api/login", "application/x-www-form-urlencoded", strings.NewReader("user=ada")); err != nil {
+		t.Fatal(err)
+	} else {
+		resp.Body.Close()
+	}
+	const total = 2000
+	second := make(chan *process, 1)
+	go func() { // killed mid-load and started again at once
+		testutil.Poll(60*time.Second, func() bool { return kc.accepted.Load() >= total/3 })
+		t.Logf("killing serve and its embedded NATS server after %d tasks", kc.accepted.Load())
+		first.kill()
+		second <- start(t, addr, env, args...)
+	}()
+	kc.run(t, total, 8)
+	if kc.broken.Load() {
+		t.FailNow()
+	}
+	p := <-second
+	logs := func() string { return first.logs.String() + p.logs.String() }
+	if !testutil.Poll(90*time.Second, func() bool { return len(ranOK(t, logs())) == total }) {
+		runs := ranOK(t, logs())
+		var missing []int
+		for n := range total {
+			if _, ok := runs[n]; !ok {
+				missing = append(missing, n)
+			}
+		}
+		t.Fatalf("%d acknowledged tasks never ran: %v", len(missing), missing[:min(len(missing), 20)])
+	}
+	runs := ranOK(t, logs())
+	invisible := 0
+	for n := range total {
+		if runs[n] > 1 {
+			invisible++
+		}
+	}
+	if invisible > 0 {
+		t.Errorf("%d tasks ran more than once with TaskInfo.Delivery 1", invisible)
+	}
+	if kc.logouts.Load() > 0 {
+		t.Errorf("the client was logged out %d times", kc.logouts.Load())
+	}
+	// Every run's end reaches the finish callback of the instance (the
+	// restarted one for the runs of the ends the first did not read).
+	var ok, failed map[int64]int
+	testutil.WaitFor(t, 30*time.Second, "the finish callback to see every task's end", func() bool {
+		ok, failed = finishes(first.logs.String(), p.logs.String())
+		return len(ok)+len(failed) >= total
+	})
+	if len(failed) > 0 {
+		t.Errorf("%d tasks failed: %v", len(failed), failed)
+	}
+	t.Logf("%d tasks acknowledged, %d ran, %d ends; %d client retries; %d reruns seen (Delivery > 1)",
+		kc.accepted.Load(), len(runs), len(ok)+len(failed), kc.retried.Load(), reruns(logs()))
+	if reruns(logs()) == 0 {
+		t.Error("no task ran again after the restart: the workers held none at the kill")
+	}
+}
