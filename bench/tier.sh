@@ -13,6 +13,7 @@ TIER_DURATION=${TIER_DURATION:-5s}      # per wrk run of a round
 TIER_SAVES=${TIER_SAVES:-50}            # saves of the editing session
 TIER_SWITCHES=${TIER_SWITCHES:-20}      # of which followed by a switch to a new build
 TIER_COLD=${TIER_COLD:-1}               # 0: skip the first build on a cold build cache
+TIER_RATE=${TIER_RATE:-1000}            # requests/s of the session's 8 clients together (0: no pause)
 TIER_GET="/api/php/get?a=1&b=two"
 TIER_DB="/api/bench/items"
 
@@ -102,7 +103,7 @@ tier_run() {
 	tier_rounds
 	log "tier: editing session: $TIER_SAVES saves, $TIER_SWITCHES switches, under load"
 	TIER_SESSION=$("$WORK/bin/tierload" -url "http://127.0.0.1:${TIER_PORT[tiered]}" -root "$WORK/tier-app-tiered" \
-		-log "$WORK/tier-tiered.log" -pid "${TIER_PID[tiered]}" -saves "$TIER_SAVES" -switches "$TIER_SWITCHES" -load 8)
+		-log "$WORK/tier-tiered.log" -pid "${TIER_PID[tiered]}" -saves "$TIER_SAVES" -switches "$TIER_SWITCHES" -load 8 -rate "$TIER_RATE")
 	stop "${TIER_PID[tiered]}" "${TIER_PID[built]}" "${TIER_PID[interp]}"
 	TIER_LOAD_AFTER=$(uptime)
 	TIER_MD=$(tier_markdown)
@@ -203,7 +204,9 @@ tier_markdown() {
 	echo "### Editing session under load"
 	echo
 	echo "\`bench/cmd/tierload\` saves \`api/bench/edit.go\` $TIER_SAVES times on the tiered server while 8"
-	echo "clients request it and \`$TIER_GET\` without pause; each save is timed from the"
+	echo "clients request it and \`$TIER_GET\` in turn, $TIER_RATE requests/s together (0: without"
+	echo "pause; paced, so that the builds at nice 10 are not starved by the load generator on"
+	echo "a 2-core machine); each save is timed from the"
 	echo "write to the first response with its version (interpreted), and after $TIER_SWITCHES of"
 	echo "them, spread over the session, it waits for the switch to the native build that"
 	echo "includes the save (the others follow at once, so that their builds merge). Settle:"
@@ -227,7 +230,7 @@ tier_markdown() {
 	echo "\$BIN/built serve --root \$APP --addr 127.0.0.1:\$PORT --data \$DATA       # built"
 	echo "zealgo serve --tiered=false --root \$APP --addr 127.0.0.1:\$PORT --data \$DATA"
 	echo "wrk -t$THREADS -c$CONNS -d$TIER_DURATION http://127.0.0.1:\$PORT<path>   # $TIER_ROUNDS rotated rounds"
-	echo "tierload -url http://127.0.0.1:\$PORT -root \$APP -log serve.log -pid \$SUPERVISOR -saves $TIER_SAVES -switches $TIER_SWITCHES -load 8"
+	echo "tierload -url http://127.0.0.1:\$PORT -root \$APP -log serve.log -pid \$SUPERVISOR -saves $TIER_SAVES -switches $TIER_SWITCHES -load 8 -rate $TIER_RATE"
 	echo '```'
 }
 

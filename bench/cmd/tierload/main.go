@@ -60,6 +60,7 @@ func main() {
 	saves := flag.Int("saves", 50, "saves of api/bench/edit.go")
 	switches := flag.Int("switches", 20, "saves after which the switch to a new build is awaited")
 	load := flag.Int("load", 8, "concurrent clients during the session")
+	rate := flag.Int("rate", 0, "requests per second of all the clients together, 0 for no pause")
 	within := flag.Duration("within", 5*time.Minute, "the longest wait for one switch")
 	flag.Parse()
 	if *base == "" || *root == "" || *logPath == "" || *pid == 0 || *switches > *saves {
@@ -74,7 +75,7 @@ func main() {
 		client: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: *load + 2}, Timeout: 10 * time.Second}}
 	cpu0 := treeCPU(tree(*pid))
 	smp := newSampler(*pid)
-	ld := startLoad(s.client, *load, []string{*base + "/api/bench/edit", *base + "/api/php/get?a=1&b=two"})
+	ld := startLoad(s.client, *load, *rate, []string{*base + "/api/bench/edit", *base + "/api/php/get?a=1&b=two"})
 	t0 := time.Now()
 	s.run()
 	elapsed := time.Since(t0)
@@ -155,22 +156,41 @@ type load struct {
 	first         atomic.Value
 }
 
-func startLoad(c *http.Client, n int, urls []string) *load {
+// startLoad starts n clients asking for urls in turn, together rate
+// requests per second (no pause when rate is 0).
+func startLoad(c *http.Client, n, rate int, urls []string) *load {
 	l := &load{stop: make(chan struct{})}
+	var every time.Duration // between two requests of a client
+	if rate > 0 {
+		every = time.Duration(n) * time.Second / time.Duration(rate)
+	}
 	for i := range n {
 		l.wg.Add(1)
-		go l.client(c, urls, i)
+		go l.client(c, urls, i, every)
 	}
 	return l
 }
 
-func (l *load) client(c *http.Client, urls []string, k int) {
+func (l *load) client(c *http.Client, urls []string, k int, every time.Duration) {
 	defer l.wg.Done()
+	var pace <-chan time.Time
+	if every > 0 {
+		t := time.NewTicker(every)
+		defer t.Stop()
+		pace = t.C
+	}
 	for i := k; ; i++ {
 		select {
 		case <-l.stop:
 			return
 		default:
+		}
+		if pace != nil {
+			select {
+			case <-l.stop:
+				return
+			case <-pace:
+			}
 		}
 		l.total.Add(1)
 		if err := get(c, urls[i%len(urls)]); err != nil {
