@@ -14,6 +14,7 @@ TIER_SAVES=${TIER_SAVES:-50}            # saves of the editing session
 TIER_SWITCHES=${TIER_SWITCHES:-20}      # of which followed by a switch to a new build
 TIER_COLD=${TIER_COLD:-1}               # 0: skip the first build on a cold build cache
 TIER_RATE=${TIER_RATE:-1000}            # requests/s of the session's 8 clients together (0: no pause)
+TIER_BUDGET=${TIER_BUDGET:-20m}         # the session ends after this long, with what it measured (0: no limit)
 TIER_GET="/api/php/get?a=1&b=two"
 TIER_DB="/api/bench/items"
 
@@ -103,7 +104,7 @@ tier_run() {
 	tier_rounds
 	log "tier: editing session: $TIER_SAVES saves, $TIER_SWITCHES switches, under load"
 	TIER_SESSION=$("$WORK/bin/tierload" -url "http://127.0.0.1:${TIER_PORT[tiered]}" -root "$WORK/tier-app-tiered" \
-		-log "$WORK/tier-tiered.log" -pid "${TIER_PID[tiered]}" -saves "$TIER_SAVES" -switches "$TIER_SWITCHES" -load 8 -rate "$TIER_RATE")
+		-log "$WORK/tier-tiered.log" -pid "${TIER_PID[tiered]}" -saves "$TIER_SAVES" -switches "$TIER_SWITCHES" -load 8 -rate "$TIER_RATE" -budget "$TIER_BUDGET")
 	stop "${TIER_PID[tiered]}" "${TIER_PID[built]}" "${TIER_PID[interp]}"
 	TIER_LOAD_AFTER=$(uptime)
 	TIER_MD=$(tier_markdown)
@@ -230,7 +231,7 @@ tier_markdown() {
 	echo "\$BIN/built serve --root \$APP --addr 127.0.0.1:\$PORT --data \$DATA       # built"
 	echo "zealgo serve --tiered=false --root \$APP --addr 127.0.0.1:\$PORT --data \$DATA"
 	echo "wrk -t$THREADS -c$CONNS -d$TIER_DURATION http://127.0.0.1:\$PORT<path>   # $TIER_ROUNDS rotated rounds"
-	echo "tierload -url http://127.0.0.1:\$PORT -root \$APP -log serve.log -pid \$SUPERVISOR -saves $TIER_SAVES -switches $TIER_SWITCHES -load 8 -rate $TIER_RATE"
+	echo "tierload -url http://127.0.0.1:\$PORT -root \$APP -log serve.log -pid \$SUPERVISOR -saves $TIER_SAVES -switches $TIER_SWITCHES -load 8 -rate $TIER_RATE -budget $TIER_BUDGET"
 	echo '```'
 }
 

@@ -42,7 +42,8 @@ var edit = func(api *host.API) any {
 type session struct {
 	base, path      string
 	saves, switches int
-	within          time.Duration
+	within, budget  time.Duration
+	stopped         string // why the session ended before its last save, if it did
 	client          *http.Client
 	logs            *logWatch
 
@@ -62,6 +63,7 @@ func main() {
 	load := flag.Int("load", 8, "concurrent clients during the session")
 	rate := flag.Int("rate", 0, "requests per second of all the clients together, 0 for no pause")
 	within := flag.Duration("within", 5*time.Minute, "the longest wait for one switch")
+	budget := flag.Duration("budget", 20*time.Minute, "the session ends after this long, with what it measured (0: no limit)")
 	flag.Parse()
 	if *base == "" || *root == "" || *logPath == "" || *pid == 0 || *switches > *saves {
 		log.Fatal("tierload: -url, -root, -log and -pid are required, and -switches at most -saves")
@@ -71,7 +73,7 @@ func main() {
 		log.Fatal("tierload: ", err)
 	}
 	s := &session{base: *base, path: filepath.Join(*root, "api", "bench", "edit.go"), saves: *saves, switches: *switches,
-		within: *within, logs: logs,
+		within: *within, budget: *budget, logs: logs,
 		client: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: *load + 2}, Timeout: 10 * time.Second}}
 	cpu0 := treeCPU(tree(*pid))
 	smp := newSampler(*pid)
@@ -89,18 +91,25 @@ func main() {
 
 // run saves the file s.saves times; after a save whose number crosses a
 // multiple of saves/switches it waits for the switch to the build that
-// includes it.
+// includes it. The session ends early, saying why, when the budget is
+// spent, a save is not served within 10 s or a switch does not come.
 func (s *session) run() {
 	s.write(0)
 	if _, ok := s.waitVersion(0, 30*time.Second); !ok {
 		log.Fatal("tierload: the server never served the first version")
 	}
-	for v := 1; v <= s.saves; v++ {
+	t0 := time.Now()
+	for v := 1; v <= s.saves && s.stopped == ""; v++ {
+		if s.budget > 0 && time.Since(t0) > s.budget {
+			s.stopped = fmt.Sprintf("the session's budget of %s was spent before save %d", s.budget, v)
+			break
+		}
 		n := s.logs.switchCount()
 		start := s.write(v)
 		d, ok := s.waitVersion(v, 10*time.Second)
 		if !ok {
-			log.Fatalf("tierload: save %d not served after 10s", v)
+			s.stopped = fmt.Sprintf("save %d was not served within 10 s", v)
+			break
 		}
 		s.live = append(s.live, d)
 		if v*s.switches/s.saves == (v-1)*s.switches/s.saves {
@@ -108,13 +117,14 @@ func (s *session) run() {
 		}
 		at, ok := s.logs.waitSwitch(n, s.within)
 		if !ok {
-			log.Fatalf("tierload: no switch to a build within %s of save %d (or the build failed)", s.within, v)
+			s.stopped = fmt.Sprintf("no switch to a build within %s of save %d (or the build failed)", s.within, v)
+			break
 		}
 		s.waited = append(s.waited, v)
 		s.switchT = append(s.switchT, at.Sub(start))
 		// The new process serves the saved version too (compiled).
 		if _, ok := s.waitVersion(v, 10*time.Second); !ok {
-			log.Fatalf("tierload: save %d not served after the switch", v)
+			s.stopped = fmt.Sprintf("save %d was not served within 10 s of its switch", v)
 		}
 	}
 }

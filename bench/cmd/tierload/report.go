@@ -21,7 +21,11 @@ func (s *session) report(elapsed time.Duration, total, failed int64, first strin
 	if first != "" {
 		fmt.Printf("\nFirst failure: %s\n", first)
 	}
-	fmt.Printf("\nThe session took %s.\n\n", elapsed.Round(time.Second))
+	fmt.Printf("\nThe session took %s.", elapsed.Round(time.Second))
+	if s.stopped != "" {
+		fmt.Printf(" **It ended early: %s** (%d of %d saves, %d of %d switches).", s.stopped, len(s.live), s.saves, len(s.waited), s.switches)
+	}
+	fmt.Print("\n\n")
 }
 
 // settles returns, for each build started during the session, the quiet
