@@ -55,9 +55,13 @@ tier_wrk() {
 	c0=$(tier_cpu "$3")
 	out=$(wrk -t"$THREADS" -c"$CONNS" -d"$TIER_DURATION" "http://127.0.0.1:$2$4")
 	c1=$(tier_cpu "$3")
+	if ! grep -q '[1-9][0-9]* requests in' <<<"$out"; then # no answer at all: say what wrk and the server said
+		log "tier: $1: no request answered: $out"
+		tail -20 "$WORK/tier-${1#*-}.log" >&2
+	fi
 	TIER_RUN[$1]+=$(awk -v t=$((c1 - c0)) -v hz="$(getconf CLK_TCK)" '/requests in/ {n = $1} /^Requests\/sec:/ {rps = $2}
 		/Non-2xx or 3xx responses:/ {e += $NF} /Socket errors:/ {gsub(",", ""); e += $4 + $6 + $8 + $10}
-		END {printf "%s:%.2f:%d ", rps, t / hz * 1e6 / n, e}' <<<"$out")
+		END {printf "%s:%.2f:%d ", rps + 0, n > 0 ? t / hz * 1e6 / n : 0, e}' <<<"$out")
 }
 
 tier_start() { # name root port args... -> sets TIER_PID[name]
