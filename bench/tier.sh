@@ -47,7 +47,8 @@ tier_wait_log() {
 }
 
 # tier_cpu PID: CPU ticks of PID and its children (the supervisor and its serving process).
-tier_cpu() { awk -v p="$1" '$1 == p || $4 == p {t += $14 + $15} END {print t + 0}' /proc/[0-9]*/stat 2>/dev/null; }
+# (cat, as processes that end between the glob and the read would make awk fail.)
+tier_cpu() { { cat /proc/[0-9]*/stat 2>/dev/null || true; } | awk -v p="$1" '$1 == p || $4 == p {t += $14 + $15} END {print t + 0}'; }
 
 # tier_wrk ID PORT PID PATH: one measured run; appends "rps cpu-us-per-request" to TIER_RUN[ID].
 tier_wrk() {
