@@ -62,7 +62,7 @@ tier_wrk() {
 	fi
 	TIER_RUN[$1]+=$(awk -v t=$((c1 - c0)) -v hz="$(getconf CLK_TCK)" '/requests in/ {n = $1} /^Requests\/sec:/ {rps = $2}
 		/Non-2xx or 3xx responses:/ {e += $NF} /Socket errors:/ {gsub(",", ""); e += $4 + $6 + $8 + $10}
-		END {printf "%s:%.2f:%d ", rps + 0, n > 0 ? t / hz * 1e6 / n : 0, e}' <<<"$out")
+		END {printf "%s:%.2f:%d ", rps + 0, (n > 0 ? t / hz * 1e6 / n : 0), e}' <<<"$out")
 }
 
 tier_start() { # name root port args... -> sets TIER_PID[name]
@@ -154,7 +154,7 @@ tier_rounds() {
 tier_median() {
 	awk -v a="${TIER_RUN[$1]}" -v b="${3:+${TIER_RUN[$3]}}" -v f="$2" 'BEGIN {
 		n = split(a, x, " "); if (b != "") split(b, y, " ")
-		for (i = 1; i <= n; i++) { split(x[i], u, ":"); v[i] = u[f]; if (b != "") { split(y[i], w, ":"); v[i] = w[f] > 0 ? u[f] / w[f] : 0 } }
+		for (i = 1; i <= n; i++) { split(x[i], u, ":"); v[i] = u[f]; if (b != "") { split(y[i], w, ":"); v[i] = (w[f] > 0 ? u[f] / w[f] : 0) } }
 		for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (v[j] < v[i]) { t = v[i]; v[i] = v[j]; v[j] = t }
 		m = n % 2 ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2
 		printf(b != "" ? "%.3f" : "%.0f", m) }'
