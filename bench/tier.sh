@@ -111,6 +111,9 @@ tier_run() {
 	TIER_SESSION=$("$WORK/bin/tierload" -url "http://127.0.0.1:${TIER_PORT[tiered]}" -root "$WORK/tier-app-tiered" \
 		-log "$WORK/tier-tiered.log" -pid "${TIER_PID[tiered]}" -saves "$TIER_SAVES" -switches "$TIER_SWITCHES" -load 8 -rate "$TIER_RATE" -budget "$TIER_BUDGET")
 	stop "${TIER_PID[tiered]}" "${TIER_PID[built]}" "${TIER_PID[interp]}"
+	# Tiered serve's log outlives the run's temp dir: the failed requests' request ids are in it.
+	cp "$WORK/tier-tiered.log" "${TMPDIR:-/tmp}/zealgo-bench-tier-serve.log"
+	log "tier: tiered serve's log kept in ${TMPDIR:-/tmp}/zealgo-bench-tier-serve.log"
 	TIER_LOAD_AFTER=$(uptime)
 	TIER_MD=$(tier_markdown)
 }
