@@ -24,7 +24,7 @@ SIZES=${SIZES:-10,100,1000}
 CAP=${CAP:-100}
 OPS_ROUNDS=${OPS_ROUNDS:-8}       # pairs of runs, operations off and on
 OPS_DURATION=${OPS_DURATION:-5s}  # per run of a pair
-ALL_SECTIONS=load,ops,tasks,reload,tree,shared,gobench
+ALL_SECTIONS=load,ops,tasks,reload,tree,shared,gobench,tier
 ONLY=${ONLY:-$ALL_SECTIONS}       # the sections to run
 SCENARIOS=${SCENARIOS:-0,1,2,3}   # the load scenarios to run
 PEERS=${PEERS:-node,php}          # the other servers of the load scenarios: node, php (nginx + PHP-FPM), or none
@@ -46,8 +46,11 @@ check_list() { # setting list known full
 check_list ONLY "$ONLY" "$ALL_SECTIONS" "$ALL_SECTIONS"
 check_list SCENARIOS "$SCENARIOS" 0,1,2,3 0,1,2,3
 check_list PEERS "$PEERS" node,php,none node,php
-# A partial run never replaces the full results unless OUT says so.
-if [ -n "$PARTIAL" ]; then OUT=${OUT:-${TMPDIR:-/tmp}/zealgo-bench-partial.md}; else OUT=${OUT:-$REPO/bench/RESULTS.md}; fi
+# A partial run never replaces the full results unless OUT says so; but
+# ONLY=tier replaces section 8 of RESULTS.md (or of OUT) and nothing else.
+TIER_ONLY=""
+if [ "$ONLY" = tier ]; then TIER_ONLY=1; OUT=${OUT:-$REPO/bench/RESULTS.md}
+elif [ -n "$PARTIAL" ]; then OUT=${OUT:-${TMPDIR:-/tmp}/zealgo-bench-partial.md}; else OUT=${OUT:-$REPO/bench/RESULTS.md}; fi
 
 apt_install() { # Debian packages
 	log "installing $*"
@@ -57,7 +60,7 @@ apt_install() { # Debian packages
 # shellcheck source=bench/ref/peers.sh
 . "$REPO/bench/ref/peers.sh"
 
-if { want load || want ops || want tasks; } && ! command -v wrk >/dev/null 2>&1; then apt_install wrk; fi
+if { want load || want ops || want tasks || want tier; } && ! command -v wrk >/dev/null 2>&1; then apt_install wrk; fi
 IFS=, read -ra PEER_LIST <<<"$PEERS"
 if want load; then peers_install "${PEER_LIST[@]}"; fi
 
@@ -467,11 +470,22 @@ if want gobench; then
 	note_cmd "go test ./host -run '^\$' -bench 'BenchmarkDispatch/get/zealgo' -benchtime 3s -cpuprofile cpu.out && go tool pprof -top -cum host.test cpu.out"
 fi
 
+# --- 8. tiered serve -------------------------------------------------------------------
+# shellcheck source=bench/tier.sh
+. "$REPO/bench/tier.sh"
+if want tier; then tier_run; fi
+
 UPTIME_AFTER=$(uptime)
 
 # --- RESULTS.md ---------------------------------------------------------------------
 # shellcheck source=bench/report.sh
 . "$REPO/bench/report.sh"
+if [ -n "$TIER_ONLY" ]; then
+	[ -f "$OUT" ] || : >"$OUT"
+	tier_splice "$OUT"
+	log "wrote section 8 of $OUT"
+	exit 0
+fi
 {
 	write_header
 	echo
@@ -483,6 +497,7 @@ UPTIME_AFTER=$(uptime)
 	write_tasks
 	write_shared
 	write_gobench
+	write_tier
 	write_raw
 } >"$OUT.tmp"
 mv "$OUT.tmp" "$OUT"
