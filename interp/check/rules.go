@@ -79,6 +79,7 @@ var Rules = []Rule{
 	{"embedded-methods", "a struct of the file embedding a compiled type whose methods fmt or encoding/json use", false, true},
 	{"fmt-types", "fmt printing the file's types (%T, %#v, %+v, Error and String methods)", false, true},
 	{"select-shared", "a select statement run by two requests or goroutines at once", false, true},
+	{"package-state", "a package variable of an application package set at run time: one per interpreted file", false, true},
 }
 
 // applyRules reports the traps the file falls into.
