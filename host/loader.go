@@ -26,7 +26,7 @@ type loader struct {
 	invoke http.Handler
 	// checking: zealgo check runs, and compile warnings are its output,
 	// not the log's.
-	checking bool
+	checking  bool
 	libWarned libWarnings
 }
 
