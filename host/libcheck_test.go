@@ -1,10 +1,15 @@
 package host_test
 
 import (
+	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/zealgo/zealgo/host"
+	"github.com/zealgo/zealgo/internal/testutil"
 )
 
 // libTrapApp is the lib trap corpus of issue 29 in an application: a
@@ -56,5 +61,40 @@ func TestLibTrapsCheckedAndFixed(t *testing.T) {
 	ta2 := newTestApp(t, libTrapApp(), host.WithDev(true))
 	if code, body := get(t, ta2.srv.URL+"/api/count"); code != 500 || !strings.Contains(body, "lib/count/count.go:6:2: range over an int") {
 		t.Errorf("GET /api/count: %d %s; want 500 naming lib/count/count.go:6:2", code, body)
+	}
+}
+
+// TestLibWarningsLogged: a problem that check finds in an application
+// package reaches the server's log as a warning at the package file's own
+// file:line:col, once for all the files that import the package, and again
+// once the package file changes.
+func TestLibWarningsLogged(t *testing.T) {
+	lib := func(head string) string {
+		return "package wait\n\n" + head + "// First returns the first value of a or b.\nfunc First(a, b chan int) int {\n\tselect {\n" +
+			"\tcase v := <-a:\n\t\treturn v\n\tcase v := <-b:\n\t\treturn v\n\t}\n}\n"
+	}
+	handler := "//go:build ignore\n\npackage main\n\nimport (\n\t\"example.com/blog/lib/wait\"\n\t\"github.com/zealgo/zealgo/host\"\n)\n\n" +
+		"var get = func(api *host.API) any { _ = wait.First; return \"ok\" }\n"
+	ta := newTestApp(t, map[string]string{"go.mod": "module example.com/blog\n\ngo 1.22\n", "lib/wait/wait.go": lib(""),
+		"api/a.go": handler, "api/b.go": handler})
+	for _, p := range []string{"/api/a", "/api/b"} {
+		if code, body := get(t, ta.srv.URL+p); code != 200 {
+			t.Fatalf("GET %s: %d %s", p, code, body)
+		}
+	}
+	warning := func(line int) string {
+		return fmt.Sprintf(`level=WARN msg="lib/wait/wait.go:%d:2: the interpreter keeps a select statement's cases`, line)
+	}
+	if n := strings.Count(ta.logs.String(), warning(5)); n != 1 {
+		t.Fatalf("the log has the package's warning %d times, want once:\n%s", n, ta.logs.String())
+	}
+	if err := os.WriteFile(filepath.Join(ta.root, "lib", "wait", "wait.go"), []byte(lib("// Moved down.\n\n")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	testutil.WaitFor(t, 20*time.Second, "the importers to reload", func() bool {
+		return strings.Count(ta.logs.String(), `msg=reloaded`) >= 2
+	})
+	if n := strings.Count(ta.logs.String(), warning(7)); n != 1 {
+		t.Errorf("after the edit, the log has the package's warning %d times, want once:\n%s", n, ta.logs.String())
 	}
 }

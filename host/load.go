@@ -122,11 +122,7 @@ func (l *loader) compile(dir, path string) (*interp.Program, string, error) {
 			}
 			l.log.Error("panic in a goroutine", "file", rel, "panic", interp.DescribePanic(v), "stack", st)
 		},
-		Warn: func(msg string) {
-			if !l.checking {
-				l.log.Warn(msg, "file", rel)
-			}
-		}})
+		Warn: func(msg string) { l.warn(rel, msg) }})
 	if err != nil {
 		var ce *interp.Error
 		if errors.As(err, &ce) {

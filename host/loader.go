@@ -1,9 +1,12 @@
 package host
 
 import (
+	"fmt"
 	"log/slog"
 	"net/http"
+	"os"
 	"path/filepath"
+	"sync"
 )
 
 // loader compiles and analyzes the application's files: the handler and
@@ -23,7 +26,8 @@ type loader struct {
 	invoke http.Handler
 	// checking: zealgo check runs, and compile warnings are its output,
 	// not the log's.
-	checking bool
+	checking  bool
+	libWarned libWarnings
 }
 
 // newLoader returns the loader of app's files, with its configuration,
@@ -38,4 +42,45 @@ func (d *appDirs) rel(path string) string {
 		return filepath.ToSlash(r)
 	}
 	return path
+}
+
+// warn logs a problem that package check found in the file rel, which
+// compiled, or in an application package (lib/...) it imports: one of a
+// package file once while that file stays as it is, not once for each
+// file that imports the package.
+func (l *loader) warn(rel, msg string) {
+	if l.checking {
+		return
+	}
+	if m := problemPos.FindStringSubmatch(msg); m != nil && m[1] != rel && l.dirs.module != nil &&
+		!l.libWarned.first(msg, filepath.Join(l.dirs.module.Dir, filepath.FromSlash(m[1]))) {
+		return
+	}
+	l.log.Warn(msg, "file", rel)
+}
+
+// libWarnings are the problems of package files logged, each with the
+// size and modification time its file had.
+type libWarnings struct {
+	mu   sync.Mutex
+	seen map[string]string
+}
+
+// first reports whether msg, a problem of the file at path, is to be
+// logged: the first time, or since the file changed.
+func (w *libWarnings) first(msg, path string) bool {
+	stamp := "?"
+	if fi, err := os.Stat(path); err == nil {
+		stamp = fmt.Sprint(fi.Size(), " ", fi.ModTime().UnixNano())
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.seen == nil {
+		w.seen = map[string]string{}
+	}
+	if w.seen[msg] == stamp {
+		return false
+	}
+	w.seen[msg] = stamp
+	return true
 }

@@ -223,8 +223,11 @@ func TestSharedPackageErrors(t *testing.T) {
 		_, b := get(t, ta.srv.URL+"/api/nested")
 		return a == `{"v":4}` && b == `{"v":"wrapped 4"}`
 	})
-	if problems := check(t, ta.root); problems != "" {
-		t.Errorf("check after the fix:\n%s", problems)
+	// The package's call counter is per file interpreted: check warns.
+	problems = check(t, ta.root)
+	if rest := strings.ReplaceAll(problems, "lib/word/count.go:3:5: package variable calls is changed by func Next", ""); rest == problems ||
+		strings.Count(problems, "\n") > 1 {
+		t.Errorf("check after the fix, want the package-state warning alone:\n%s", problems)
 	}
 	routes := runCommand(t, ta.root, "routes")
 	if !strings.Contains(routes, "/api/direct") || strings.Contains(routes, "lib/") {

@@ -57,9 +57,11 @@ type Options struct {
 	// import its packages, which are interpreted from source (see Module).
 	Module *Module
 	// Warn receives each problem that package check finds in a file that
-	// compiles (a trap the file falls into at run time, a type error the
-	// interpreter lets through), as "file:line:col: message". By default
-	// such problems are dropped; `zealgo check` reports them.
+	// compiles, and in the application packages it imports (a trap the
+	// file falls into at run time, a type error the interpreter lets
+	// through), as "file:line:col: message", at the package file's own
+	// position for a package's. By default such problems are dropped;
+	// `zealgo check` reports them.
 	Warn func(msg string)
 	// InitTimeout bounds the file's package-level initialization (var
 	// initializers and init funcs run while it compiles): an endless loop
@@ -222,6 +224,9 @@ func CompileSource(path string, src []byte, opts Options) (prog *Program, err er
 	}
 	if opts.Warn != nil {
 		for _, d := range res.Diagnostics {
+			opts.Warn(d.String())
+		}
+		for _, d := range lib {
 			opts.Warn(d.String())
 		}
 	}

@@ -19,9 +19,9 @@ func TestCompileExplainsFailures(t *testing.T) {
 		{"undefined package", "package main\n\nvar f = func(api *host.API) any { return 1 }\n",
 			"x.go:3:19: undefined: host"},
 		{"missing symbol", "package main\n\nimport \"sync\"\n\nvar v = sync.OnceValue(func() int { return 1 })\n",
-			"x.go:5:9: sync.OnceValue is not available in handler files; use a sync.Once and a variable: once.Do(func() { v = compute() })"},
+			"x.go:5:9: sync.OnceValue is not available in interpreted files; use a sync.Once and a variable: once.Do(func() { v = compute() })"},
 		{"package not linked", "package main\n\nimport \"os/exec\"\n\nvar f = func() any { return exec.Command(\"true\") }\n",
-			"x.go:3:8: package os/exec is not available in handler files: handler files cannot start processes; " +
+			"x.go:3:8: package os/exec is not available in interpreted files: interpreted files cannot start processes; " +
 				"run the command from compiled code (a package of the application whose symbols it registers with app.Symbols)"},
 		{"hidden builtin", "package main\n\nvar m = map[string]int{}\n\nvar delete = func() any { delete(m, \"k\"); return m }\n",
 			"x.go:5:27: delete(...) here calls var delete (the DELETE handler, line 5), which hides the builtin delete in this file: " +

@@ -54,6 +54,10 @@ type Options struct {
 	// handler, with its error instead of failing the build: requests for
 	// it then answer as interpreted ones do. For test suites.
 	KeepGoing bool
+	// CacheDir is where the symbol tables of the packages of other
+	// modules that the application imports are kept between builds
+	// (symcache.go); default os.UserCacheDir()/zealgo.
+	CacheDir string
 	// Stderr receives the go command's output.
 	Stderr io.Writer
 	// Progress, if set, receives a line per file the go command compiles
@@ -98,31 +102,8 @@ func Build(ctx context.Context, opts Options) (string, error) {
 
 // build is Build with the options resolved.
 func build(ctx context.Context, o Options) error {
-	g := &generator{opts: o, importBase: genModule, overlay: map[string]string{}}
-	if err := g.prepareDir(); err != nil {
-		return err
-	}
-	if o.Overlay != "" {
-		if err := g.readModule(); err != nil {
-			return err
-		}
-		g.importBase = g.modPath + "/zz_zealgo_compiled"
-		g.virtBase = filepath.Join(o.Module, "zz_zealgo_compiled")
-	} else if err := g.writeModule(); err != nil {
-		return err
-	}
-	for _, t := range append([]string{o.Root}, o.Trees...) {
-		if err := g.addTree(t); err != nil {
-			return err
-		}
-	}
-	if err := g.analyze(); err != nil {
-		return err
-	}
-	if o.Overlay != "" {
-		return g.writeOverlay()
-	}
-	if err := g.writeSymbols(ctx); err != nil {
+	g, err := generate(ctx, o)
+	if err != nil || o.Overlay != "" {
 		return err
 	}
 	if err := g.writeMain(ctx); err != nil {
@@ -132,9 +113,39 @@ func build(ctx context.Context, o Options) error {
 	if p == nil {
 		return g.goCmd(ctx, "build", "-o", o.Out, "./main")
 	}
-	err := g.goCmdTo(ctx, p, "build", "-v", "-o", o.Out, "./main")
+	err = g.goCmdTo(ctx, p, "build", "-v", "-o", o.Out, "./main")
 	p.finish()
 	return err
+}
+
+// generate writes the program but its main package (with Overlay, the
+// overlay).
+func generate(ctx context.Context, o Options) (*generator, error) {
+	g := &generator{opts: o, importBase: genModule, overlay: map[string]string{}}
+	if err := g.prepareDir(); err != nil {
+		return nil, err
+	}
+	if o.Overlay != "" {
+		if err := g.readModule(); err != nil {
+			return nil, err
+		}
+		g.importBase = g.modPath + "/zz_zealgo_compiled"
+		g.virtBase = filepath.Join(o.Module, "zz_zealgo_compiled")
+	} else if err := g.writeModule(); err != nil {
+		return nil, err
+	}
+	for _, t := range append([]string{o.Root}, o.Trees...) {
+		if err := g.addTree(t); err != nil {
+			return nil, err
+		}
+	}
+	if err := g.analyze(); err != nil {
+		return nil, err
+	}
+	if o.Overlay != "" {
+		return g, g.writeOverlay()
+	}
+	return g, g.writeSymbols(ctx)
 }
 
 // resolve fills in the defaults and makes the paths absolute.

@@ -12,7 +12,7 @@ const hostPath = "github.com/zealgo/zealgo/host"
 // unlinkedPackages says what to do instead of importing a standard package
 // that the interpreter does not link.
 var unlinkedPackages = map[string]string{
-	"os/exec": "handler files cannot start processes; run the command from compiled code " +
+	"os/exec": "interpreted files cannot start processes; run the command from compiled code " +
 		"(a package of the application whose symbols it registers with app.Symbols)",
 	"unsafe":  "do without it, or move the code into a compiled package registered with app.Symbols",
 	"syscall": "use the os, net and time packages, or a compiled package registered with app.Symbols",
@@ -32,9 +32,9 @@ func unlinkedMsg(path string) string {
 			"whose symbol tables (yaegi extract) the application registers with app.Symbols; run the application's own binary (e.g. go run ./sample check)"
 	}
 	if hint, ok := unlinkedPackages[path]; ok {
-		return "package " + path + " is not available in handler files: " + hint
+		return "package " + path + " is not available in interpreted files: " + hint
 	}
-	return "package " + path + " is not available in handler files: the interpreter has the standard library of Go 1.22; " +
+	return "package " + path + " is not available in interpreted files: the interpreter has the standard library of Go 1.22; " +
 		"use a compiled package that the application registers with app.Symbols"
 }
 
@@ -46,7 +46,7 @@ func isStd(path string) bool {
 }
 
 // missingSymbols says what to write instead of a name of the standard
-// library that handler files cannot use: absent from Yaegi's tables (newer
+// library that interpreted files cannot use: absent from Yaegi's tables (newer
 // than Go 1.22, or generic), or present in its generic source but failing
 // when run (measured with Yaegi v0.16.1: see interp's TestBrokenGenerics).
 var missingSymbols = map[string]string{
@@ -114,13 +114,13 @@ var newerMembers = map[string]string{
 func missingMsg(local, path, name string, pkg *types.Package) string {
 	q := local + "." + name
 	if hint, ok := missingSymbols[path+"."+name]; ok {
-		return q + " is not available in handler files; " + hint
+		return q + " is not available in interpreted files; " + hint
 	}
 	if s := Suggest(name, exportedNames(pkg)); s != "" {
 		return "undefined: " + q + "; did you mean " + local + "." + s + "?"
 	}
 	if isStd(path) {
-		return q + " is not available in handler files: the interpreter has the standard library of Go 1.22 " +
+		return q + " is not available in interpreted files: the interpreter has the standard library of Go 1.22 " +
 			"(without the generic funcs it cannot run); write it out, or use a compiled package registered with app.Symbols"
 	}
 	return "undefined: " + q + ": the symbol table of " + path + " has no " + name + " (regenerate it with go generate if the package has it)"

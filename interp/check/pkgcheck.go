@@ -52,6 +52,7 @@ func (c *Checker) Package(p string, fset *token.FileSet, files []PackageFile, s 
 	for _, e := range errs {
 		typed = typed && e.Soft
 	}
+	st := newPkgState(pkg, info, asts)
 	for i, fc := range fcs {
 		fc.pkg, fc.r.Typed = pkg, typed
 		fc.shadowedBuiltins()
@@ -61,6 +62,9 @@ func (c *Checker) Package(p string, fset *token.FileSet, files []PackageFile, s 
 			}
 		}
 		fc.packageRules()
+		if typed {
+			fc.packageState(st)
+		}
 		fc.fixes()
 		if i > 0 && fc.helpers {
 			renameHelpers(fc.r, i)

@@ -8,8 +8,9 @@ import (
 	"strings"
 )
 
-// Rule is one way in which a handler file behaves differently under the
-// interpreter than compiled Go.
+// Rule is one way in which an interpreted file (a handler, page, task or
+// setup file, or a file of an application package, lib/...) behaves
+// differently under the interpreter than compiled Go.
 type Rule struct {
 	// ID names the rule in diagnostics and in the README.
 	ID string
@@ -78,6 +79,7 @@ var Rules = []Rule{
 	{"embedded-methods", "a struct of the file embedding a compiled type whose methods fmt or encoding/json use", false, true},
 	{"fmt-types", "fmt printing the file's types (%T, %#v, %+v, Error and String methods)", false, true},
 	{"select-shared", "a select statement run by two requests or goroutines at once", false, true},
+	{"package-state", "a package variable of an application package set at run time: one per interpreted file", false, true},
 }
 
 // applyRules reports the traps the file falls into.
@@ -233,7 +235,7 @@ func (fc *fileCheck) brokenSymbol(sel *ast.SelectorExpr) {
 		return
 	}
 	if hint, ok := missingSymbols[path+"."+sel.Sel.Name]; ok {
-		fc.report(sel.Pos(), "missing-symbol", "%s.%s is not available in handler files (the interpreter cannot run it); %s", id.Name, sel.Sel.Name, hint)
+		fc.report(sel.Pos(), "missing-symbol", "%s.%s is not available in interpreted files (the interpreter cannot run it); %s", id.Name, sel.Sel.Name, hint)
 	}
 }
 
@@ -286,7 +288,7 @@ func (fc *fileCheck) jsonMethodRule(fd *ast.FuncDecl) {
 		return
 	}
 	recv := types.ExprString(fd.Recv.List[0].Type)
-	fc.report(fd.Name.Pos(), "json-method", "encoding/json does not call methods of types declared in handler files, so %s.%s is never used: "+
+	fc.report(fd.Name.Pos(), "json-method", "encoding/json does not call methods of types declared in interpreted files, so %s.%s is never used: "+
 		"return a map[string]any (or a struct of exported fields with json tags) shaped as the JSON you want", strings.TrimPrefix(recv, "*"), fd.Name.Name)
 }
 
