@@ -235,8 +235,6 @@ func (l *loader) checkTask(prog *interp.Program, rel string) string {
 	return ""
 }
 
-var problemPos = regexp.MustCompile(`^(\S+?):(\d+):(\d+): (.*)$`)
-
 // parseProblem turns "file:line:col: message" or "file: message" back
 // into a Diagnostic.
 func parseProblem(s string) check.Diagnostic {

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sync"
 )
 
@@ -58,6 +59,10 @@ func (l *loader) warn(rel, msg string) {
 	}
 	l.log.Warn(msg, "file", rel)
 }
+
+// problemPos matches a problem that starts with its file's position:
+// "file:line:col: message".
+var problemPos = regexp.MustCompile(`^(\S+?):(\d+):(\d+): (.*)$`)
 
 // libWarnings are the problems of package files logged, each with the
 // size and modification time its file had.
