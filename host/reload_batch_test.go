@@ -35,7 +35,7 @@ var mix = func(api *host.API) any { return map[string]any{"handler": %d, "lib": 
 
 // TestReloadBatchNeverMixes: a checkout that changes a handler and the
 // application package it imports, writing other files between the two
-// (25 ms), 10 times while four clients ask for the handler: no answer
+// (5 ms, a quarter of the window), 10 times while four clients ask for the handler: no answer
 // comes from a handler of one side with the package of the other; the
 // two are taken as one batch (issue 30, item 4).
 func TestReloadBatchNeverMixes(t *testing.T) {
@@ -75,15 +75,17 @@ func TestReloadBatchNeverMixes(t *testing.T) {
 	}
 	handler, lib := filepath.Join(ta.root, "api/mix.go"), filepath.Join(ta.root, "lib/mark/mark.go")
 	// gaps[v] is how long the checkout of version v took between its two
-	// writes: on a loaded machine the 25 ms may pass the window (100 ms),
-	// and then the two are rightly two batches.
+	// writes: on a loaded machine the 5 ms may pass the window
+	// (Config.ReloadDebounce's default), and then the two are rightly two
+	// batches.
+	const window = 20 * time.Millisecond
 	gaps := map[int]time.Duration{}
 	for v := 1; v <= 10; v++ {
 		if err := os.WriteFile(handler, []byte(fmt.Sprintf(mixHandler, v)), 0o644); err != nil {
 			t.Fatal(err)
 		}
 		wrote := time.Now()
-		time.Sleep(25 * time.Millisecond) // the checkout writes other files meanwhile
+		time.Sleep(5 * time.Millisecond) // the checkout writes other files meanwhile
 		gaps[v] = time.Since(wrote)
 		if err := os.WriteFile(lib, []byte(fmt.Sprintf(mixLib, v)), 0o644); err != nil {
 			t.Fatal(err)
@@ -96,13 +98,13 @@ func TestReloadBatchNeverMixes(t *testing.T) {
 	var bad []string
 	within := 0
 	for _, gap := range gaps {
-		if gap < 100*time.Millisecond {
+		if gap < window {
 			within++
 		}
 	}
 	mixes.Range(func(k, n any) bool {
 		hl := k.([2]int)
-		if gap, ok := gaps[hl[0]]; ok && hl[1] == hl[0]-1 && gap >= 100*time.Millisecond {
+		if gap, ok := gaps[hl[0]]; ok && hl[1] == hl[0]-1 && gap >= window {
 			t.Logf("swap %d: %d answers of the handler alone, its two writes %v apart", hl[0], n.(*atomic.Int64).Load(), gap)
 			return true
 		}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -25,7 +26,8 @@ import (
 // (or, with KeepLastGood, is reported against) the working value: a file
 // caught in the middle of a save (truncated, written in parts, or moved
 // away while a new one is written) gets its next part first. A change
-// meanwhile starts over.
+// meanwhile starts over. A first build that fails on a file written less
+// than this ago looks again as long after the write (firstBuild).
 const secondLookDelay = 250 * time.Millisecond
 
 // maxQuietWait bounds how long a first build waits for the files to be
@@ -314,9 +316,17 @@ func (c *Cache[T]) firstLookLocked(path string, e *entry[T]) bool {
 
 // firstBuild builds path for Get from a quiet tree: it waits for the
 // watched files to be quiet, and builds again when a change came while
-// it read them. watched reports whether the file's directory was watched
-// before the last build read it.
+// it read them. A first build that fails while the file (or a Go file of
+// a directory it depends on) was written less than secondLookDelay ago
+// takes a second look once that delay has passed since the write, as a
+// rebuild does (firstLookLocked): a process started in the middle of a
+// save (a new tier's process, or any first request) may read the file
+// truncated or half written, before its directory was watched, so no
+// event tells of it. A real compile error counts after that look.
+// watched reports whether the file's directory was watched before the
+// last build read it.
 func (c *Cache[T]) firstBuild(path string) (v T, watched bool, err error) {
+	looks := 0
 	for attempt := 1; ; attempt++ {
 		c.waitQuiet()
 		seq := c.changes()
@@ -324,10 +334,56 @@ func (c *Cache[T]) firstBuild(path string) (v T, watched bool, err error) {
 		watched = c.watchDir(filepath.Dir(path))
 		c.track(path)
 		v, err = c.timedBuild(path, false)
-		if c.changes() == seq || attempt == maxFirstBuilds {
+		if c.changes() != seq && attempt < maxFirstBuilds {
+			continue
+		}
+		if err == nil || errors.Is(err, fs.ErrNotExist) || looks == maxFirstBuilds || !c.lookAgainLater(path) {
 			return v, watched, err
 		}
+		looks++
 	}
+}
+
+// lookAgainLater waits, when path or a Go file of a directory it depends
+// on was written less than secondLookDelay ago, until that delay has
+// passed since the write, and reports whether it waited.
+func (c *Cache[T]) lookAgainLater(path string) bool {
+	wait := secondLookDelay - time.Since(c.lastWrite(path))
+	if wait <= 0 {
+		return false
+	}
+	t := time.NewTimer(min(wait, secondLookDelay))
+	defer t.Stop()
+	select {
+	case <-c.done:
+		return false
+	case <-t.C:
+		return true
+	}
+}
+
+// lastWrite returns the latest modification time of path and of the Go
+// files (not _test.go) of the directories it depends on.
+func (c *Cache[T]) lastWrite(path string) time.Time {
+	var last time.Time
+	note := func(p string) {
+		if fi, err := os.Stat(p); err == nil && fi.ModTime().After(last) {
+			last = fi.ModTime()
+		}
+	}
+	note(path)
+	c.mu.Lock()
+	dirs := slices.Clone(c.deps[path])
+	c.mu.Unlock()
+	for _, d := range dirs {
+		names, _ := filepath.Glob(filepath.Join(d, "*.go"))
+		for _, n := range names {
+			if !strings.HasSuffix(n, "_test.go") {
+				note(n)
+			}
+		}
+	}
+	return last
 }
 
 // changes returns the count of changes seen.

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/zealgo/zealgo/interp"
 )
@@ -110,4 +111,62 @@ func TestMidSaveEmptyDependency(t *testing.T) {
 		t.Fatal(err)
 	}
 	eventually(t, "the new content", func() bool { v, err := c.Get(path); return err == nil && v == "two" })
+}
+
+// TestMidSaveFirstBuild checks that the first build of a file caught in
+// the middle of a save (a new process's first request: its directory was
+// not watched yet, so no event tells of the rest of the save) takes a
+// second look instead of caching the half-written file's error, and that
+// a real error still counts: at once for a file written long ago, after
+// the second look for one just written.
+func TestMidSaveFirstBuild(t *testing.T) {
+	dir := t.TempDir()
+	saving, broken, old := filepath.Join(dir, "saving.go"), filepath.Join(dir, "broken.go"), filepath.Join(dir, "old.go")
+	for _, p := range []string{saving, broken, old} {
+		if err := os.WriteFile(p, nil, 0o644); err != nil { // truncated: the save's first part
+			t.Fatal(err)
+		}
+	}
+	long := time.Now().Add(-time.Hour)
+	if err := os.Chtimes(old, long, long); err != nil {
+		t.Fatal(err)
+	}
+	builds := map[string]*atomic.Int64{saving: {}, broken: {}, old: {}}
+	build := func(path string) (string, error) {
+		builds[path].Add(1)
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return "", err
+		}
+		if len(b) == 0 {
+			if path == saving && builds[path].Load() == 1 {
+				// The rest of the save lands just after this build.
+				returned := make(chan struct{})
+				defer close(returned)
+				go func() {
+					<-returned
+					_ = os.WriteFile(path, []byte("saved"), 0o644)
+				}()
+			}
+			return "", errors.New("expected 'package', found 'EOF'")
+		}
+		return string(b), nil
+	}
+	c, err := interp.NewCache(build, interp.CacheOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if v, err := c.Get(saving); err != nil || v != "saved" {
+		t.Fatalf("first get of a file caught mid-save: %q %v, want the saved content", v, err)
+	}
+	if err := os.WriteFile(broken, nil, 0o644); err != nil { // written again just now
+		t.Fatal(err)
+	}
+	if _, err := c.Get(broken); err == nil || builds[broken].Load() != 2 {
+		t.Fatalf("a file just written and left broken: %v after %d builds, want its error after a second look", err, builds[broken].Load())
+	}
+	if _, err := c.Get(old); err == nil || builds[old].Load() != 1 {
+		t.Fatalf("a broken file written long ago: %v after %d builds, want its error at once", err, builds[old].Load())
+	}
 }
