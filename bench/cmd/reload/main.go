@@ -24,18 +24,6 @@ import (
 	"github.com/zealgo/zealgo/bench/internal/benchutil"
 )
 
-const editFile = `//go:build ignore
-
-package main
-
-import "github.com/zealgo/zealgo/host"
-
-// edit is rewritten by the reload benchmark: v is the edit number.
-var edit = func(api *host.API) any {
-	return map[string]any{"v": %d, "pad": "%s"}
-}
-`
-
 func main() {
 	base := flag.String("url", "", "base URL of the zealgo server")
 	root := flag.String("root", "", "the server's application root")
@@ -51,7 +39,7 @@ func main() {
 	}
 	write := func(v int) {
 		// Rewrite in place, as most editors do: truncate, then write.
-		if err := os.WriteFile(path, []byte(fmt.Sprintf(editFile, v, fmt.Sprint(v*7919))), 0o644); err != nil {
+		if err := benchutil.WriteEdit(path, v); err != nil {
 			log.Fatal(err)
 		}
 	}

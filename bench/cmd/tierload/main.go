@@ -19,24 +19,13 @@ import (
 	"io"
 	"log"
 	"net/http"
-	"os"
 	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/zealgo/zealgo/bench/internal/benchutil"
 )
-
-const editFile = `//go:build ignore
-
-package main
-
-import "github.com/zealgo/zealgo/host"
-
-// edit is rewritten by the tier benchmark: v is the save number.
-var edit = func(api *host.API) any {
-	return map[string]any{"v": %d, "pad": "%s"}
-}
-`
 
 // session is one editing session's settings and what it recorded.
 type session struct {
@@ -133,7 +122,7 @@ func (s *session) run() {
 // do) and returns when.
 func (s *session) write(v int) time.Time {
 	at := time.Now()
-	if err := os.WriteFile(s.path, []byte(fmt.Sprintf(editFile, v, fmt.Sprint(v*7919))), 0o644); err != nil {
+	if err := benchutil.WriteEdit(s.path, v); err != nil {
 		log.Fatal("tierload: ", err)
 	}
 	s.saved = append(s.saved, at)

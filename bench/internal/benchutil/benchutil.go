@@ -158,3 +158,23 @@ func (s *Server) Heap() (int64, error) {
 	}
 	return m.HeapInuse, nil
 }
+
+// editFile is the handler file the reload and tier benchmarks rewrite:
+// it answers its version v and a padding that changes with it.
+const editFile = `//go:build ignore
+
+package main
+
+import "github.com/zealgo/zealgo/host"
+
+// edit is rewritten by the benchmark: v is the save number.
+var edit = func(api *host.API) any {
+	return map[string]any{"v": %d, "pad": "%s"}
+}
+`
+
+// WriteEdit rewrites the handler file at path in place (truncate and
+// write, as an editor's save does) so that it answers version v.
+func WriteEdit(path string, v int) error {
+	return os.WriteFile(path, []byte(fmt.Sprintf(editFile, v, fmt.Sprint(v*7919))), 0o644)
+}
