@@ -145,18 +145,7 @@ func TestNATSClusterLosesTaskStreamLeader(t *testing.T) {
 			strings.Join(warns[:min(len(warns), 40)], ""))
 	}
 	runs := ranOK(t, p.logs.String())
-	invisible := 0
-	for n := range total {
-		if runs[n] > 1 {
-			invisible++
-		}
-	}
-	if invisible > 0 {
-		t.Errorf("%d tasks ran more than once with TaskInfo.Delivery 1", invisible)
-	}
-	if kc.logouts.Load() > 0 {
-		t.Errorf("the client was logged out %d times", kc.logouts.Load())
-	}
+	invisible := kc.checkRuns(t, runs, total)
 	// The cluster elects a new leader of each stream the killed node
 	// led 4 to 9 s after it stops (nats-server's election timeout, not
 	// configurable); dispatch does not wait for it: it goes to the other
@@ -215,6 +204,26 @@ func reruns(logs string) int {
 		}
 	}
 	return n
+}
+
+// checkRuns fails t for each task of the total that ran more than once
+// with TaskInfo.Delivery 1 (runs, from ranOK) and for each logout the
+// client saw, and returns how many tasks ran twice invisibly.
+func (kc *keyedClient) checkRuns(t *testing.T, runs map[int]int, total int) int {
+	t.Helper()
+	invisible := 0
+	for n := range total {
+		if runs[n] > 1 {
+			invisible++
+		}
+	}
+	if invisible > 0 {
+		t.Errorf("%d tasks ran more than once with TaskInfo.Delivery 1", invisible)
+	}
+	if kc.logouts.Load() > 0 {
+		t.Errorf("the client was logged out %d times", kc.logouts.Load())
+	}
+	return invisible
 }
 
 // keyedClient dispatches tasks with retries, recording when each was
