@@ -87,6 +87,12 @@ func TestMetricsAfterRequests(t *testing.T) {
 		"public/a.txt":  "static",
 	}, host.WithMetrics("127.0.0.1:0"), host.WithConfig(func(c *host.Config) { c.Ops.Pprof = true }))
 	other := newTestApp(t, map[string]string{"api/ok.go": fmt.Sprintf(okHandler, 1)}, host.WithMetrics("127.0.0.1:0"))
+	// broken.go was saved long ago: its error counts at its first compile,
+	// with no second look for a save in progress (interp's firstBuild).
+	long := time.Now().Add(-time.Hour)
+	if err := os.Chtimes(filepath.Join(ta.root, "api/broken.go"), long, long); err != nil {
+		t.Fatal(err)
+	}
 
 	for _, r := range []struct {
 		method, path string

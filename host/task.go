@@ -164,7 +164,8 @@ func jetStreamConfig(cfg *Config, nats *natsState, pc taskpool.Config) taskpool.
 		Instance: nats.instance, Queue: taskproto.QueueConfig{URL: nats.url, Token: nats.token,
 			AckWait: cfg.NATS.AckWait, MaxDeliver: cfg.NATS.MaxDeliver, Concurrency: conc,
 			Grace: cfg.ShutdownTimeout * 3 / 4, Replicas: nats.replicas, Attempts: lim.Attempts, Backoff: lim.Backoff,
-			Timeout: lim.Timeout, MaxQueued: lim.MaxQueued, MaxInFlight: lim.MaxInFlight}}
+			Timeout: lim.Timeout, MaxQueued: lim.MaxQueued, MaxInFlight: lim.MaxInFlight},
+		StartWait: startWait(cfg)}
 }
 
 // ready is the readiness probe of the local worker pool: ready while a

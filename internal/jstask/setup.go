@@ -116,7 +116,13 @@ func setupStream(ctx context.Context, js jetstream.JetStream, c Config, sc jetst
 	if sameStream(old, sc) {
 		return nil
 	}
-	if _, err := js.UpdateStream(ctx, sc); err != nil {
+	// Another instance may be creating or updating it at the same time
+	// on a cluster still placing its replicas: wait for that, as above.
+	err = natsrv.WhileForming(ctx, c.Logger, "stream "+sc.Name, func(ctx context.Context) error {
+		_, err := js.UpdateStream(ctx, sc)
+		return err
+	})
+	if err != nil {
 		return fmt.Errorf("zealgo: jstask: stream %s exists with settings that cannot be changed to zealgo's (%d replicas, "+
 			"%v retention): %w; drain it and delete it (nats stream rm %s) or give this application another prefix",
 			sc.Name, sc.Replicas, sc.Retention, natsrv.TooFewServers(err), sc.Name)

@@ -32,6 +32,11 @@ type JetStreamConfig struct {
 	// URL and token as they reach it, and AckWait, MaxDeliver, Prefix,
 	// which the dispatching side uses too.
 	Queue taskproto.QueueConfig
+	// StartWait bounds the setting up of the streams at Start, which
+	// waits while a cluster that has just formed elects its leaders or
+	// cannot place the replicas yet. Default: the worker handshake's
+	// 15s.
+	StartWait time.Duration
 }
 
 // JetStream is the Durable backend on NATS JetStream (package jstask):
@@ -75,7 +80,7 @@ func (b *JetStream) Start(finish func(Outcome)) error {
 	// waits the same ack wait as a task, then goes to its restart.
 	cfg := jstaskConfig(q, b.cfg.Pool.Log)
 	cfg.ResultAckWait = q.AckWait
-	ctx, cancel := context.WithTimeout(context.Background(), workerHandshake)
+	ctx, cancel := context.WithTimeout(context.Background(), max(b.cfg.StartWait, workerHandshake))
 	defer cancel()
 	c, err := jstask.Open(ctx, b.cfg.JS, cfg, b.cfg.Instance, func(id int64, handler string, result json.RawMessage, err error) {
 		finish(outcome(id, handler, result, err))
