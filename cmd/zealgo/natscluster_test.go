@@ -92,13 +92,7 @@ func TestNATSClusterLosesTaskStreamLeader(t *testing.T) {
 			t.Errorf("stream %s has %d replicas, want 3", s, r)
 		}
 	}
-	jar, _ := cookiejar.New(nil)
-	kc := &keyedClient{base: "http://" + addr, c: &http.Client{Jar: jar, Timeout: 10 * time.Second}}
-	if resp, err := kc.c.Post(kc.base+"/api/login", "application/x-www-form-urlencoded", strings.NewReader("user=ada")); err != nil {
-		t.Fatal(err)
-	} else {
-		resp.Body.Close()
-	}
+	kc := loggedInClient(t, addr)
 	const total = 3000
 	killed := make(chan time.Time, 1)
 	go func() {
@@ -211,6 +205,20 @@ func reruns(logs string) int {
 		}
 	}
 	return n
+}
+
+// loggedInClient returns a keyedClient of the server at addr, logged in
+// as ada (keyedApp's login keeps her in the session).
+func loggedInClient(t *testing.T, addr string) *keyedClient {
+	t.Helper()
+	jar, _ := cookiejar.New(nil)
+	kc := &keyedClient{base: "http://" + addr, c: &http.Client{Jar: jar, Timeout: 10 * time.Second}}
+	resp, err := kc.c.Post(kc.base+"/api/login", "application/x-www-form-urlencoded", strings.NewReader("user=ada"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	return kc
 }
 
 // checkRuns fails t for each task of the total that ran more than once

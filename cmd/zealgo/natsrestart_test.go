@@ -4,8 +4,6 @@ package main
 // load and started again on the same data directory.
 
 import (
-	"net/http"
-	"net/http/cookiejar"
 	"regexp"
 	"strconv"
 	"strings"
@@ -39,13 +37,7 @@ func TestEmbeddedNATSRestartedUnderLoad(t *testing.T) {
 	if !strings.Contains(first.logs.String(), "embedded at nats://127.0.0.1:") {
 		t.Fatalf("serve did not embed NATS:\n%s", first.logs)
 	}
-	jar, _ := cookiejar.New(nil)
-	kc := &keyedClient{base: "http://" + addr, c: &http.Client{Jar: jar, Timeout: 10 * time.Second}}
-	if resp, err := kc.c.Post(kc.base+"/api/login", "application/x-www-form-urlencoded", strings.NewReader("user=ada")); err != nil {
-		t.Fatal(err)
-	} else {
-		resp.Body.Close()
-	}
+	kc := loggedInClient(t, addr)
 	const total = 2000
 	second := make(chan *process, 1)
 	go func() { // killed mid-load and started again at once
