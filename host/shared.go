@@ -88,24 +88,35 @@ func (s *sharedState) store(ctx context.Context, bucket string, ttl time.Duratio
 	if err != nil {
 		return nil, err
 	}
-	b := openBucket{store: newMemKV(ttl), ttl: ttl}
-	if nc != nil {
-		if s.js == nil { // a task worker's own connection; the server's is set up
-			if s.js, err = jetstream.New(nc); err != nil {
-				return nil, fmt.Errorf("zealgo: kv: %w", err)
-			}
-		}
-		st, err := openNATSKV(ctx, s.js, bucket, s.replicas, ttl)
-		if err != nil {
-			return nil, err
-		}
-		b = openBucket{store: st, ttl: st.ttl}
+	b, err := s.open(ctx, nc, bucket, ttl)
+	if err != nil {
+		return nil, err
 	}
 	if s.buckets == nil {
 		s.buckets = map[string]openBucket{}
 	}
 	s.buckets[bucket] = b
 	return b.store, nil
+}
+
+// open opens bucket on NATS (nc), or in the process without NATS, with
+// the time to live ttl (0: an existing NATS bucket's).
+func (s *sharedState) open(ctx context.Context, nc *nats.Conn, bucket string, ttl time.Duration) (openBucket, error) {
+	if nc == nil {
+		return openBucket{store: newMemKV(ttl), ttl: ttl}, nil
+	}
+	if s.js == nil { // a task worker's own connection; the server's is set up
+		js, err := jetstream.New(nc)
+		if err != nil {
+			return openBucket{}, fmt.Errorf("zealgo: kv: %w", err)
+		}
+		s.js = js
+	}
+	st, err := openNATSKV(ctx, s.js, bucket, s.replicas, ttl)
+	if err != nil {
+		return openBucket{}, err
+	}
+	return openBucket{store: st, ttl: st.ttl}, nil
 }
 
 // kv runs op on its bucket, or asks the server to.
