@@ -7,4 +7,4 @@ import "reflect"
 // Symbols is the table to give to App.Symbols.
 var Symbols = map[string]map[string]reflect.Value{}
 
-//go:generate go run github.com/traefik/yaegi/cmd/yaegi extract -name libsym github.com/zealgo/zealgo/bench/benchlib
+//go:generate go run github.com/zealgo/zealgo/internal/tools/symgen -name libsym github.com/zealgo/zealgo/bench/benchlib
