@@ -17,6 +17,8 @@ import (
 	"time"
 
 	"golang.org/x/tools/go/packages"
+
+	"github.com/zealgo/zealgo/internal/symgen"
 )
 
 // The symbol tables of a build (symgen.go) are kept in a cache shared by
@@ -26,8 +28,8 @@ import (
 // The key is a hash of all that the tables are made from: the packages
 // extracted; the module version of each of them and of every package they
 // import, or, for a package in no versioned module (a replace by a
-// directory), its files' contents; the extractor (its source, the version
-// of yaegi it runs); the Go toolchain's version and the platform; and
+// directory), its files' contents; the generator's output format
+// (symgen.Format); the Go toolchain's version and the platform; and
 // zealgo's version. A change to any of them, a version bump in go.mod
 // say, makes another key, whose tables are generated again. An entry
 // unused for symCacheTTL is removed by the next build that stores one.
@@ -61,14 +63,14 @@ func (g *generator) cacheDir() string {
 }
 
 // symbolKey returns the key the tables of the packages extract are cached
-// under; all is the packages loaded, the extractor's yaegi among them.
+// under; all is the packages loaded.
 func (g *generator) symbolKey(ctx context.Context, extract []string, all []*packages.Package) (string, error) {
 	var env bytes.Buffer
 	if err := g.goCmdTo(ctx, &env, "env", "GOVERSION", "GOOS", "GOARCH"); err != nil {
 		return "", err
 	}
 	lines := []string{symCacheFormat, "zealgo " + zealgoVersion(), "go " + strings.Join(strings.Fields(env.String()), " "),
-		"extractor " + hashOf([]byte(extractorSrc)), "extract " + strings.Join(extract, " ")}
+		"extractor " + symgen.Format, "extract " + strings.Join(extract, " ")}
 	seen := map[string]bool{}
 	var walk func(p *packages.Package) error
 	walk = func(p *packages.Package) error {

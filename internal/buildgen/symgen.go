@@ -3,15 +3,12 @@ package buildgen
 import (
 	"bytes"
 	"context"
-	_ "embed" // the extractor's source
-	"encoding/json"
 	"errors"
 	"fmt"
 	"go/parser"
 	"go/token"
 	"maps"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -20,13 +17,15 @@ import (
 	"time"
 
 	"golang.org/x/tools/go/packages"
+
+	"github.com/zealgo/zealgo/internal/symgen"
 )
 
 // The built program carries Yaegi symbol tables for the packages of other
 // modules that the application's source imports (its handler, page and
 // task files, and its own packages, lib/..., transitively), generated
-// with yaegi's extract, which runs in a child process in the generated
-// module (symextract), into the package symbolsDir, and added to the
+// by internal/symgen (the files yaegi's extract writes, from the packages'
+// export data) in the generated module, into the package symbolsDir, and added to the
 // stock table (symbols.Symbols) before main runs. They are kept in a
 // cache that the next builds use while what they are made of does not
 // change (symcache.go). A file saved after the
@@ -40,13 +39,6 @@ const symbolsDir = "zz_symbols"
 
 // stockSymbols is the import path of zealgo's stock symbol tables.
 const stockSymbols = "github.com/zealgo/zealgo/symbols"
-
-// extractDir is the generated main package that runs yaegi's extract:
-// the source of symextract, which this program carries.
-const extractDir = "zz_extract"
-
-//go:embed symextract/main.go
-var extractorSrc string
 
 // writeSymbols generates the symbol tables of the packages the
 // application imports, or takes them from the cache (symcache.go); it
@@ -127,30 +119,24 @@ func (g *generator) generateSymbols(ctx context.Context, paths []string) (m symM
 	return m, store && ctx.Err() == nil
 }
 
-// symTable is one package's outcome of symextract.
+// symTable is one package's table, or why it has none.
 type symTable struct{ Path, Src, Err string }
 
-// extract runs symextract on paths in the generated module. yaegi's
-// extract finds packages by running the go command in the process's
-// working directory, or go/build.Default.Dir: a child's is set without
-// changing a global of this process.
+// extract generates the tables of paths, loading them with the go command
+// run in the generated module (it changes no global of this process).
 func (g *generator) extract(ctx context.Context, paths []string) ([]symTable, error) {
-	dir := filepath.Join(g.opts.Dir, extractDir)
-	defer os.RemoveAll(dir)
-	if err := g.write(extractDir+"/main.go", []byte(extractorSrc)); err != nil {
-		return nil, err
+	tables, err := symgen.Load(ctx, g.goDir(), g.env(), symgen.Options{Name: symbolsDir}, paths...)
+	if err != nil {
+		return nil, fmt.Errorf("zealgo: build: %w", err)
 	}
-	var out, stderr bytes.Buffer
-	cmd := exec.CommandContext(ctx, "go", append([]string{"run", "./" + extractDir, "-dest", symbolsDir}, paths...)...)
-	cmd.Dir, cmd.Env, cmd.Stdout, cmd.Stderr = g.opts.Dir, g.env(), &out, &stderr
-	if err := cmd.Run(); err != nil {
-		return nil, fmt.Errorf("zealgo: build: yaegi extract: %w\n%s", err, strings.TrimSpace(stderr.String()))
+	out := make([]symTable, len(tables))
+	for i, t := range tables {
+		out[i] = symTable{Path: t.Path, Src: string(t.Src)}
+		if t.Err != nil {
+			out[i].Err = t.Err.Error()
+		}
 	}
-	var tables []symTable
-	if err := json.Unmarshal(out.Bytes(), &tables); err != nil {
-		return nil, fmt.Errorf("zealgo: build: yaegi extract: %w", err)
-	}
-	return tables, nil
+	return out, nil
 }
 
 // writeTable writes the table t into the generated package and returns
@@ -201,10 +187,6 @@ func (g *generator) compileSymbols(ctx context.Context, written map[string]strin
 	return left, own
 }
 
-// yaegiExtract is the package symextract runs, whose module's version is
-// part of the cache's key.
-const yaegiExtract = "github.com/traefik/yaegi/extract"
-
 // moduleImports returns, sorted, the packages of other modules (not the
 // standard library, not zealgo's) that the application's files import,
 // directly or through the application's own packages, and the key their
@@ -228,7 +210,7 @@ func (g *generator) moduleImports(ctx context.Context) ([]string, string, error)
 	}
 	cfg := &packages.Config{Context: ctx, Dir: g.goDir(), Env: g.env(),
 		Mode: packages.NeedName | packages.NeedImports | packages.NeedDeps | packages.NeedModule | packages.NeedFiles}
-	pkgs, err := packages.Load(cfg, append(slices.Sorted(maps.Keys(direct)), yaegiExtract)...)
+	pkgs, err := packages.Load(cfg, slices.Sorted(maps.Keys(direct))...)
 	if err != nil {
 		return nil, "", fmt.Errorf("zealgo: build: %w", err)
 	}
@@ -251,19 +233,14 @@ func (g *generator) moduleImports(ctx context.Context) ([]string, string, error)
 			}
 		}
 	}
-	var extractor []*packages.Package
 	for _, p := range pkgs {
-		if p.PkgPath == yaegiExtract {
-			extractor = append(extractor, p)
-		} else {
-			walk(p)
-		}
+		walk(p)
 	}
 	list := slices.Sorted(maps.Keys(out))
 	if len(list) == 0 {
 		return nil, "", nil
 	}
-	key, err := g.symbolKey(ctx, list, append(slices.Collect(maps.Values(out)), extractor...))
+	key, err := g.symbolKey(ctx, list, slices.Collect(maps.Values(out)))
 	return list, key, err
 }
 
