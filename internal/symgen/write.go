@@ -44,8 +44,8 @@ func floatText(v constant.Value) string {
 		f = new(big.Float).SetRat(x)
 	case *big.Float:
 		f = x
-	default: // an integer value
-		f = new(big.Float).SetRat(new(big.Rat).SetFrac(constant.Val(constant.ToInt(v)).(*big.Int), big.NewInt(1)))
+	default: // not a float's representation
+		return v.ExactString()
 	}
 	return f.Text('g', int(f.Prec()))
 }
@@ -69,21 +69,27 @@ func (w *writer) wrapper(wrapper, name string, iface *types.Interface) {
 		fmt.Fprintf(b, "\tW%s func%s\n", m.Name(), sigs[i].decl)
 	}
 	b.WriteString("}\n")
-	for i, m := range methods {
-		if i == 0 {
-			b.WriteString("\n")
-		}
-		s := sigs[i]
-		fmt.Fprintf(b, "func (W %s) %s%s {\n", wrapper, m.Name(), s.decl)
-		if m.Name() == "String" {
-			fmt.Fprintf(b, "\tif W.WString == nil {\n\t\treturn \"\"\n\t}\n")
-		}
-		ret := "return "
-		if !s.results {
-			ret = ""
-		}
-		fmt.Fprintf(b, "\t%sW.W%s(%s)\n}\n", ret, m.Name(), s.call)
+	if len(methods) > 0 {
+		b.WriteString("\n")
 	}
+	for i, m := range methods {
+		w.method(wrapper, m.Name(), sigs[i])
+	}
+}
+
+// method writes the wrapper's method name, which calls its field; a
+// String method returns "" when the field is nil.
+func (w *writer) method(wrapper, name string, s signature) {
+	b := &w.bodies
+	fmt.Fprintf(b, "func (W %s) %s%s {\n", wrapper, name, s.decl)
+	if name == "String" {
+		b.WriteString("\tif W.WString == nil {\n\t\treturn \"\"\n\t}\n")
+	}
+	ret := "return "
+	if !s.results {
+		ret = ""
+	}
+	fmt.Fprintf(b, "\t%sW.W%s(%s)\n}\n", ret, name, s.call)
 }
 
 // signature is a method's parameters and results as declared, and the
@@ -139,6 +145,17 @@ func (w *writer) file() []byte {
 		fmt.Fprintf(&b, "\t%q\n", p)
 	}
 	fmt.Fprintf(&b, ")\n\nfunc init() {\n\tSymbols[%q] = map[string]reflect.Value{", w.pkg.Path()+"/"+w.pkg.Name())
+	if w.entries(&b) {
+		b.WriteString("\t")
+	}
+	b.WriteString("}\n}\n")
+	b.Write(w.bodies.Bytes())
+	return b.Bytes()
+}
+
+// entries writes the table's entries, in sections, and reports whether
+// there are any.
+func (w *writer) entries(b *bytes.Buffer) bool {
 	sections := []struct {
 		title   string
 		entries []entry
@@ -147,22 +164,16 @@ func (w *writer) file() []byte {
 		{"type definitions", w.typs},
 		{"interface wrapper definitions", w.wrappers},
 	}
-	n := 0
+	some := false
 	for _, s := range sections {
 		if len(s.entries) == 0 {
 			continue
 		}
-		b.WriteString("\n") // after the brace, or a blank line
-		n++
-		fmt.Fprintf(&b, "\t\t// %s\n", s.title)
+		some = true
+		fmt.Fprintf(b, "\n\t\t// %s\n", s.title) // after the brace, or a blank line
 		for _, e := range s.entries {
-			fmt.Fprintf(&b, "\t\t%q: %s,\n", e.name, e.expr)
+			fmt.Fprintf(b, "\t\t%q: %s,\n", e.name, e.expr)
 		}
 	}
-	if n > 0 {
-		b.WriteString("\t")
-	}
-	b.WriteString("}\n}\n")
-	b.Write(w.bodies.Bytes())
-	return b.Bytes()
+	return some
 }
