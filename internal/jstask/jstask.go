@@ -13,7 +13,8 @@
 //	                workers pull from each through its durable consumer
 //	                "workers" and acknowledge a task only once its result
 //	                is recorded. Their leaders are spread over the servers
-//	                (spread.go), so that a server lost stops one of them.
+//	                (SpreadGroups, natsrv.Spreader), so that a server lost
+//	                stops one of them.
 //	ZEALGO_RESULTS  subjects zealgo.results.<instance>.<id>; one message per
 //	                task (a second is refused), kept for Config.ResultRetention.
 //	                Each instance reads its own subjects through the durable
