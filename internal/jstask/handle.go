@@ -25,7 +25,7 @@ func (w *Worker) handle(ctx context.Context, m jetstream.Msg, run Runner) {
 		return
 	}
 	n := int(meta.NumDelivered)
-	if n == 1 && w.maybe.has(meta.Sequence.Stream) {
+	if n == 1 && w.maybe.has(meta.Stream, meta.Sequence.Stream) {
 		n = 2 // a crashed server may have delivered it before (crash.go)
 	}
 	t, err := decodeTask(m)
