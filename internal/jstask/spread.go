@@ -43,3 +43,25 @@ func workerStreams(ctx context.Context, js jetstream.JetStream, c Config) ([]str
 	}
 	return out, nil
 }
+
+// taskStreamCount returns how many task streams of c's prefix there are
+// on the server: the first and those numbered after it without a gap, at
+// least 1. A tool that dispatches for the instances (Dead.Retry) spreads
+// its tasks over them as they do.
+func taskStreamCount(ctx context.Context, js jetstream.JetStream, c Config) (int, error) {
+	have := map[string]bool{}
+	lister := js.StreamNames(ctx)
+	for name := range lister.Name() {
+		have[name] = true
+	}
+	if err := lister.Err(); err != nil && !errors.Is(err, jetstream.ErrEndOfData) {
+		return 0, fmt.Errorf("zealgo: jstask: list the task streams: %w", err)
+	}
+	n := 1
+	for ; n < maxStreams; n++ {
+		if name, _ := c.names().taskStream(n); !have[name] {
+			break
+		}
+	}
+	return n, nil
+}
