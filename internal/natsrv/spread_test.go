@@ -36,9 +36,8 @@ func (l *lockedBuffer) String() string {
 // streams (with a durable consumer each) and two others, all led by one
 // node, are spread by the Spreader: each group over three nodes, each
 // consumer on its stream's leader, and the moves logged once. After a
-// node is killed, the streams it led are led elsewhere and the spreader
-// makes no further move while the groups are as spread as two nodes
-// allow.
+// node is killed, the streams it led are led elsewhere; once it is back,
+// the leaders are spread over the three nodes again.
 func TestSpreaderSpreadsLeaders(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs nats-server processes")
@@ -110,6 +109,15 @@ func TestSpreaderSpreadsLeaders(t *testing.T) {
 		return true
 	}) {
 		t.Fatalf("no new leaders after the kill of %s: %v", dead, leaders(t, conn))
+	}
+	// The node comes back: the leaders are spread over the three again.
+	for _, n := range nodes {
+		if n.Name == dead {
+			n.Restart(t)
+		}
+	}
+	if !testutil.Poll(90*time.Second, func() bool { why = spreadNow(t, conn); return why == "" }) {
+		t.Fatalf("not spread again after %s came back: %s; log:\n%s", dead, why, logs.String())
 	}
 }
 
