@@ -96,9 +96,12 @@ func TestNATSClusterLosesTaskStreamLeader(t *testing.T) {
 	// The designed case: the leaders spread over the three nodes
 	// (natsrv.Spreader), which the instance does in the background.
 	var why string
+	began := time.Now()
 	if !testutil.Poll(90*time.Second, func() bool { why = leadersSpread(conn); return why == "" }) {
 		t.Fatalf("the leaders were not spread within 90s: %s; log:\n%s", why, grepLines(p.logs.String(), "nats"))
 	}
+	t.Logf("leaders spread %v after the instance answered: %s", time.Since(began).Round(time.Millisecond),
+		grepLines(p.logs.String(), "stream leaders spread"))
 	kc := loggedInClient(t, addr)
 	const total = 3000
 	killed := make(chan time.Time, 1)
