@@ -201,7 +201,7 @@ type names struct {
 	tasks, results, ids, dead string // streams
 	taskSubj, idSubj, resPref string // subjects; resPref + "<instance>.<id>"
 	deadPref                  string // deadPref + "<id>"
-	runs                      string // the key-value bucket of runs alone
+	runs                      string // the key-value bucket of runs alone, crash ranges (crash.go) and ended keys (keys.go)
 	workers                   string // the workers' durable consumer
 }
 
