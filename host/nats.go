@@ -127,9 +127,10 @@ type natsState struct {
 	url      string // as the task workers reach it
 	token    string // the embedded server's
 	instance string
-	shared   bool            // an existing server, which other instances may share
-	counter  *natskv.Counter // the throttle's attempts; rate-limit counters when shared
-	replicas int             // of each stream and bucket
+	shared   bool             // an existing server, which other instances may share
+	counter  *natskv.Counter  // the throttle's attempts; rate-limit counters when shared
+	replicas int              // of each stream and bucket
+	spread   *natsrv.Spreader // keeps the leaders apart on a cluster (nil: one server)
 }
 
 // natsMode returns Config.NATS.URL, else $ZEALGO_NATS, else "off".
@@ -175,6 +176,9 @@ func startNATS(cfg *Config, log *slog.Logger) (natsState, error) {
 		st.close()
 		return natsState{}, err
 	}
+	if st.replicas > 1 {
+		st.spread = natsrv.StartSpreader(st.conn.JS, natsrv.SpreadConfig{Groups: spreadGroups(), Logger: log})
+	}
 	where := redactNATS(st.url)
 	switch {
 	case !st.shared && st.srv == nil:
@@ -203,6 +207,18 @@ func connectNATS(cfg *Config, url, name, token string, log *slog.Logger) (*natsr
 		}
 		log.Warn("zealgo: waiting for NATS", "server", redactNATS(url), "err", err, "until", deadline.Format(time.TimeOnly))
 	}
+}
+
+// spreadGroups are the streams and buckets whose leaders are spread
+// over a cluster's servers (natsrv.Spreader), by group: the task streams
+// first, one per server, so that dispatch goes on through the others
+// when a server is lost; then what a request or a dispatch waits for
+// (results, task ids, sessions); then the rest (dead letters, task runs,
+// counters, App.KV's buckets).
+func spreadGroups() [][]string {
+	g := jstask.SpreadGroups(jstask.Config{})
+	return [][]string{g[0], append(g[1], "KV_zealgo_sessions"),
+		append(g[2], "KV_zealgo_counters", "KV_"+natsBucketPrefix+"*")}
 }
 
 // startWait is NATSConfig.StartWait, 2 minutes by default.
@@ -368,6 +384,7 @@ func (st *natsState) ready(context.Context) (bool, error) {
 // close closes the connection and stops the embedded server, last at
 // shutdown.
 func (st *natsState) close() {
+	st.spread.Stop()
 	if st.conn != nil {
 		st.conn.Close()
 	}

@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -68,18 +70,31 @@ func asTaskError(err error) *TaskError {
 
 // Dead is the administration of the dead-letter stream (zealgo tasks).
 type Dead struct {
-	js  jetstream.JetStream
-	cfg Config
-	n   names
+	js   jetstream.JetStream
+	cfg  Config
+	n    names
+	turn atomic.Uint64 // the task stream of the next retried task without a key
 }
 
 // OpenDead returns the dead letters of the streams named after cfg.Prefix.
+// Without cfg.Streams, the task streams that Retry spreads its tasks over
+// are those on the server.
 func OpenDead(ctx context.Context, js jetstream.JetStream, cfg Config) (*Dead, error) {
+	if cfg.Streams <= 0 {
+		probe, err := cfg.withDefaults()
+		if err != nil {
+			return nil, err
+		}
+		if cfg.Streams, err = taskStreamCount(ctx, js, probe); err != nil {
+			return nil, err
+		}
+	}
 	cfg, err := cfg.withDefaults()
 	if err != nil {
 		return nil, err
 	}
 	d := &Dead{js: js, cfg: cfg, n: cfg.names()}
+	d.turn.Store(rand.Uint64N(uint64(cfg.Streams))) // separate runs of zealgo tasks retry start anywhere
 	if _, err := js.Stream(ctx, d.n.dead); err != nil {
 		return nil, fmt.Errorf("zealgo: jstask: dead letters (stream %s): %w", d.n.dead, err)
 	}
@@ -137,7 +152,10 @@ func (d *Dead) get(ctx context.Context, id int64) (*jetstream.RawStreamMsg, erro
 
 // Retry dispatches the dead task of id again, for the instance that
 // dispatched it, under a new id (the old one's failure was reported), and
-// removes it from the dead letters. It returns the new id.
+// removes it from the dead letters. It returns the new id. The task goes
+// to the task streams as Dispatch sends it: one with a key to its key's
+// stream (without the key, which the first dispatch holds within
+// Config.DuplicateWindow), others to each stream in turn.
 func (d *Dead) Retry(ctx context.Context, id int64) (int64, error) {
 	m, err := d.get(ctx, id)
 	if err != nil {
@@ -148,6 +166,12 @@ func (d *Dead) Retry(ctx context.Context, id int64) (int64, error) {
 		return 0, fmt.Errorf("zealgo: jstask: dead task %d names no instance to report to", id)
 	}
 	c := &Client{js: d.js, cfg: d.cfg, n: d.n, instance: dt.Instance}
+	home := int(d.turn.Add(1) % uint64(d.cfg.Streams))
+	if dt.Key != "" {
+		home = c.home(dt.Task)
+	}
+	// Dispatch's first stream for a task without a key is the next in turn.
+	c.turn.Store(uint64(home + d.cfg.Streams - 1))
 	t := dt.Task
 	t.ID, t.Key = 0, ""
 	newID, err := c.Dispatch(ctx, t)

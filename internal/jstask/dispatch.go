@@ -55,6 +55,9 @@ func (c *Client) Dispatch(ctx context.Context, t Task) (int64, error) {
 	if err != nil {
 		return 0, fmt.Errorf("zealgo: jstask: task %s: %w", t.Handler, err)
 	}
+	if t.Key != "" && c.keyEnded(ctx, t.Key) { // keys.go: a task of the key ended
+		return 0, fmt.Errorf("%w: task %s with key %q", ErrDuplicate, t.Handler, t.Key)
+	}
 	home := c.home(t)
 	var unsure []int // the streams an attempt may have reached
 	for pause := 20 * time.Millisecond; ; pause = min(2*pause, 100*time.Millisecond) {

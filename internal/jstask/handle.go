@@ -25,7 +25,7 @@ func (w *Worker) handle(ctx context.Context, m jetstream.Msg, run Runner) {
 		return
 	}
 	n := int(meta.NumDelivered)
-	if n == 1 && w.maybe.has(meta.Sequence.Stream) {
+	if n == 1 && w.maybe.has(meta.Stream, meta.Sequence.Stream) {
 		n = 2 // a crashed server may have delivered it before (crash.go)
 	}
 	t, err := decodeTask(m)
@@ -59,10 +59,13 @@ func (w *Worker) handle(ctx context.Context, m jetstream.Msg, run Runner) {
 		w.markRetry(t.ID, n)
 		_ = m.NakWithDelay(min(p.backoff<<min(n-1, 6), time.Hour))
 	case err != nil:
+		w.markKey(t) // keys.go
 		w.giveUp(m, t, err, n)
 	case w.resq != nil:
+		w.markKey(t)
 		w.resq.record(m, t, result, n)
 	default:
+		w.markKey(t)
 		w.record(m, t, result, nil, n)
 	}
 	if overran {

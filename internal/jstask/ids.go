@@ -35,8 +35,10 @@ type idReserve struct {
 	cur, prev int64
 }
 
-// want is how many spare blocks to keep: those the last two windows
-// used, and one more.
+// want is how many spare blocks to keep: enough for idAhead at the pace
+// of the last window and the current one (a window not yet idAhead long
+// counts at its own pace: a burst at start reserves for what is to
+// come), and one more.
 func (r *idReserve) want() int {
 	now := time.Now()
 	if now.Sub(r.winStart) > idAhead {
@@ -46,7 +48,12 @@ func (r *idReserve) want() int {
 		}
 		r.winStart = now
 	}
-	return min(int((r.prev+r.cur)/idBlock)+1, maxSpare)
+	span := max(now.Sub(r.winStart), time.Second)
+	if r.prev > 0 {
+		span += idAhead
+	}
+	ahead := (r.prev + r.cur) * int64(idAhead/time.Millisecond) / int64(span/time.Millisecond)
+	return min(int(ahead/idBlock)+1, maxSpare)
 }
 
 // NextID returns a new task id, unique across all instances sharing the

@@ -13,7 +13,8 @@
 //	                workers pull from each through its durable consumer
 //	                "workers" and acknowledge a task only once its result
 //	                is recorded. Their leaders are spread over the servers
-//	                (spread.go), so that a server lost stops one of them.
+//	                (SpreadGroups, natsrv.Spreader), so that a server lost
+//	                stops one of them.
 //	ZEALGO_RESULTS  subjects zealgo.results.<instance>.<id>; one message per
 //	                task (a second is refused), kept for Config.ResultRetention.
 //	                Each instance reads its own subjects through the durable
@@ -200,7 +201,7 @@ type names struct {
 	tasks, results, ids, dead string // streams
 	taskSubj, idSubj, resPref string // subjects; resPref + "<instance>.<id>"
 	deadPref                  string // deadPref + "<id>"
-	runs                      string // the key-value bucket of runs alone
+	runs                      string // the key-value bucket of runs alone, crash ranges (crash.go) and ended keys (keys.go)
 	workers                   string // the workers' durable consumer
 }
 

@@ -78,7 +78,6 @@ func setupStreams(ctx context.Context, js jetstream.JetStream, c Config) error {
 	if err := setupIDs(ctx, js, c); err != nil {
 		return err
 	}
-	spreadLeaders(ctx, js, c)
 	err := natsrv.WhileForming(ctx, c.Logger, "bucket "+c.names().runs, func(ctx context.Context) error {
 		_, err := js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: c.names().runs,
 			Description: "zealgo: how many times each task delivered again ran alone", TTL: 24 * time.Hour,

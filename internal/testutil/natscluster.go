@@ -19,6 +19,19 @@ type NATSNode struct {
 	exited chan struct{}
 }
 
+// Restart starts the node again, after Kill, on the same ports and data.
+func (n *NATSNode) Restart(t testing.TB) {
+	t.Helper()
+	n.cmd = exec.Command(n.cmd.Path, n.cmd.Args[1:]...)
+	n.cmd.Stdout, n.cmd.Stderr = n.Logs, n.Logs
+	n.exited = make(chan struct{})
+	if err := n.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	cmd, exited := n.cmd, n.exited
+	go func() { _ = cmd.Wait(); close(exited) }()
+}
+
 // Kill ends the node with SIGKILL, by its pid, and waits for it.
 func (n *NATSNode) Kill() {
 	_ = syscall.Kill(n.cmd.Process.Pid, syscall.SIGKILL)
