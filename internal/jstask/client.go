@@ -209,13 +209,20 @@ func publishAsync(ctx context.Context, js jetstream.JetStream, msg *nats.Msg, wa
 	}
 }
 
+// errCodeDupInProcess is JetStream's answer to a publish whose message id
+// is the id of one still being stored (JSStreamDuplicateMessageConflict).
+const errCodeDupInProcess = 10158
+
 // transient reports whether a publish may work when tried again: no
-// answer in time, no responders, or a stream between leaders.
+// answer in time, no responders, a stream between leaders, or the same
+// key's earlier publish still being stored (once stored, the retry is
+// answered as its duplicate).
 func transient(err error) bool {
 	var apiErr *jetstream.APIError
 	if errors.As(err, &apiErr) {
 		// 503 but 10077: the stream refused to store (a full queue).
-		return apiErr.Code == 503 && apiErr.ErrorCode != 10077
+		return apiErr.Code == 503 && apiErr.ErrorCode != 10077 ||
+			apiErr.ErrorCode == errCodeDupInProcess
 	}
 	return errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrTimeout) ||
 		errors.Is(err, jetstream.ErrNoStreamResponse) || errors.Is(err, nats.ErrNoResponders) ||
