@@ -29,11 +29,13 @@ func (w *Worker) handle(ctx context.Context, m jetstream.Msg, run Runner) {
 		n = 2 // a crashed server may have delivered it before (crash.go)
 	}
 	t, err := decodeTask(m)
-	switch {
-	case err != nil:
+	if err != nil {
 		w.giveUp(m, t, &TaskError{Kind: KindBadTask, Msg: err.Error()}, n)
 		return
-	case n > 10*max(w.cfg.MaxDeliver, w.policy(t).attempts)+100: // a bound of last resort; handleAlone counts runs
+	}
+	p := w.policy(t)
+	switch {
+	case n > 10*max(w.cfg.MaxDeliver, p.attempts)+100: // a bound of last resort; handleAlone counts runs
 		msg := fmt.Sprintf("given up after %d deliveries: its workers died or stalled", n-1)
 		w.giveUp(m, t, &TaskError{Kind: KindDeliveries, Msg: msg}, n-1)
 		return
@@ -41,7 +43,6 @@ func (w *Worker) handle(ctx context.Context, m jetstream.Msg, run Runner) {
 		w.ack(m) // an earlier run (or copy) stored its result but was not acknowledged
 		return
 	}
-	p := w.policy(t)
 	w.track(m)
 	defer w.untrack(m)
 	stop := w.renew.keepAlive(m, p.timeout)
