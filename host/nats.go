@@ -120,7 +120,7 @@ type TaskLimits struct {
 	// tasks at once. Default: the replica count (one stream led by each
 	// node of a cluster), and 3 on an embedded server alone that syncs
 	// always. All instances should use the same; workers read every
-	// task stream there is.
+	// task stream there is. Serve flag --task-streams.
 	Streams int
 }
 
