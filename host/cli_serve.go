@@ -146,6 +146,7 @@ func natsClusterFlags(fs *pflag.FlagSet, n *NATSConfig) {
 	fs.DurationVar(&n.Tasks.Timeout, "task-timeout", n.Tasks.Timeout, "on NATS, time limit of one run of a task; its worker is recycled after it (default: none)")
 	fs.IntVar(&n.Tasks.MaxQueued, "task-queue-max", n.Tasks.MaxQueued, "on NATS, most tasks waiting; a dispatch beyond fails (default 1000000)")
 	fs.IntVar(&n.Tasks.MaxInFlight, "task-max-inflight", n.Tasks.MaxInFlight, "on NATS, most tasks handed to workers and not finished (default 1000)")
+	fs.IntVar(&n.Tasks.Streams, "task-streams", n.Tasks.Streams, "on NATS, task streams the tasks are spread over (default: the replica count; 3 on an embedded server alone with --nats-sync always)")
 }
 
 // opsFlags adds the flags of health checks, metrics, tracing and logging.

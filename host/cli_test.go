@@ -47,7 +47,7 @@ var serveFlags = []string{"root", "addr", "data", "session-redis", "task-workers
 	"max-execution-time", "memory-limit", "tiered", "tier-settle", "gc-floor", "max-body", "body-timeout", "write-timeout",
 	"allow-origin", "trusted-origins", "trusted-proxies", "frame-ancestors", "nats-replicas", "nats-cluster", "nats-cluster-addr",
 	"nats-routes", "nats-sync", "nats-wait", "task-attempts", "task-backoff", "task-timeout", "task-queue-max",
-	"task-max-inflight"}
+	"task-max-inflight", "task-streams"}
 
 // TestCLIServeHelpListsFlags: serve --help, and help serve, list every
 // flag of serve with its environment variable, and exit 0.

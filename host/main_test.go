@@ -2,8 +2,11 @@ package host_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"runtime/pprof"
 	"testing"
 
 	"github.com/zealgo/zealgo/host"
@@ -30,11 +33,40 @@ func TestMain(m *testing.M) {
 				os.Exit(1)
 			}
 		}
+		stop := workerProfile()
 		app := host.New()
 		app.Symbols(symbols.Symbols)
-		os.Exit(app.Run(context.Background(), []string{"worker"}, os.Stdout, os.Stderr))
+		code := app.Run(context.Background(), []string{"worker"}, os.Stdout, os.Stderr)
+		stop()
+		os.Exit(code)
 	}
 	os.Exit(m.Run())
+}
+
+// workerProfileEnv names a directory: a task worker started by the tests
+// writes its CPU profile there (worker-PID.prof), for profiling the
+// benchmarks' worker processes.
+const workerProfileEnv = "ZEALGO_TEST_WORKER_CPUPROFILE"
+
+// workerProfile starts the CPU profile of a worker process when
+// workerProfileEnv is set, and returns what stops it.
+func workerProfile() (stop func()) {
+	dir := os.Getenv(workerProfileEnv)
+	if dir == "" {
+		return func() {}
+	}
+	f, err := os.Create(filepath.Join(dir, fmt.Sprintf("worker-%d.prof", os.Getpid())))
+	if err != nil {
+		return func() {}
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return func() {}
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		f.Close()
+	}
 }
 
 // testWorkerCommand starts this test binary as a task worker.

@@ -114,6 +114,14 @@ type TaskLimits struct {
 	// finished, across every instance's workers; default 1,000; serve
 	// flag --task-max-inflight.
 	MaxInFlight int
+	// Streams is how many task streams the tasks are spread over. Each
+	// stream stores its tasks one at a time, so that when every write
+	// waits for the disk (--nats-sync always) more streams write more
+	// tasks at once. Default: the replica count (one stream led by each
+	// node of a cluster), and 3 on an embedded server alone that syncs
+	// always. All instances should use the same; workers read every
+	// task stream there is. Serve flag --task-streams.
+	Streams int
 }
 
 // WithNATS sets Config.NATS.URL: NATSEmbedded, NATSOff or a nats:// URL.

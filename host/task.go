@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/zealgo/zealgo/internal/jstask"
+	"github.com/zealgo/zealgo/internal/natsrv"
 	"github.com/zealgo/zealgo/internal/taskpool"
 	"github.com/zealgo/zealgo/internal/taskproto"
 )
@@ -164,8 +165,27 @@ func jetStreamConfig(cfg *Config, nats *natsState, pc taskpool.Config) taskpool.
 		Instance: nats.instance, Queue: taskproto.QueueConfig{URL: nats.url, Token: nats.token,
 			AckWait: cfg.NATS.AckWait, MaxDeliver: cfg.NATS.MaxDeliver, Concurrency: conc,
 			Grace: cfg.ShutdownTimeout * 3 / 4, Replicas: nats.replicas, Attempts: lim.Attempts, Backoff: lim.Backoff,
-			Timeout: lim.Timeout, MaxQueued: lim.MaxQueued, MaxInFlight: lim.MaxInFlight},
+			Timeout: lim.Timeout, MaxQueued: lim.MaxQueued, MaxInFlight: lim.MaxInFlight, Streams: taskStreams(cfg, nats)},
 		StartWait: startWait(cfg)}
+}
+
+// syncStreams is the number of task streams on an embedded server alone
+// that syncs every write: its streams write at once, each one write at a
+// time (about 1.8 times the tasks per second of one stream, measured).
+const syncStreams = 3
+
+// taskStreams is NATSConfig.Tasks.Streams, else syncStreams on an
+// embedded server alone that syncs always, else 0: jstask's default,
+// the replica count.
+func taskStreams(cfg *Config, nats *natsState) int {
+	sync := cfg.NATS.Sync
+	switch {
+	case cfg.NATS.Tasks.Streams > 0:
+		return cfg.NATS.Tasks.Streams
+	case !nats.shared && nats.replicas <= 1 && (sync == "" || sync == natsrv.SyncAlways):
+		return syncStreams
+	}
+	return 0
 }
 
 // ready is the readiness probe of the local worker pool: ready while a

@@ -26,21 +26,26 @@ import (
 // dispatch to finish. JetStream runs with the file store's fsync policy
 // "1s" (an interval: serve's --nats-sync 1s) and "always" (the default:
 // each write on disk before its acknowledgement, so the disk's fsync rate
-// bounds it).
+// bounds it; with 3 task streams, as serve's embedded server alone has
+// then, which write at once).
 func BenchmarkTaskEngines(b *testing.B) {
 	b.Run("local-2w", func(b *testing.B) {
-		benchEngine(b, []*host.App{engineApp(b, 2, "")})
+		benchEngine(b, []*host.App{engineApp(b, 2, "", 0)})
 	})
 	for _, sync := range []string{"1s", natsrv.SyncAlways} {
+		streams := 0 // as serve's embedded server: 1 task stream, 3 when it syncs always
+		if sync == natsrv.SyncAlways {
+			streams = 3
+		}
 		for _, w := range []int{1, 2} {
 			b.Run(fmt.Sprintf("js-sync-%s-%dw", sync, w), func(b *testing.B) {
 				url := benchNATS(b, sync)
-				benchEngine(b, []*host.App{engineApp(b, w, url)})
+				benchEngine(b, []*host.App{engineApp(b, w, url, streams)})
 			})
 		}
 		b.Run(fmt.Sprintf("js-sync-%s-2inst", sync), func(b *testing.B) {
 			url := benchNATS(b, sync)
-			benchEngine(b, []*host.App{engineApp(b, 1, url), engineApp(b, 1, url)})
+			benchEngine(b, []*host.App{engineApp(b, 1, url, streams), engineApp(b, 1, url, streams)})
 		})
 	}
 }
@@ -67,9 +72,9 @@ type engineDone struct {
 var benchDone atomic.Pointer[engineDone]
 
 // engineApp is an App with workers task workers, on the local pool
-// (url "") or on the NATS server at url, whose finish callback signals
-// benchDone.
-func engineApp(b *testing.B, workers int, url string) *host.App {
+// (url "") or on the NATS server at url with streams task streams (0:
+// the default), whose finish callback signals benchDone.
+func engineApp(b *testing.B, workers int, url string, streams int) *host.App {
 	b.Helper()
 	root := testutil.WriteTree(b, map[string]string{
 		"task/echo.go": taskFile("echo", "", `func(n int, label string) any { return map[string]any{"n": n, "label": label} }`),
@@ -77,7 +82,7 @@ func engineApp(b *testing.B, workers int, url string) *host.App {
 	opts := []host.Option{host.WithRoot(root), host.WithLogOutput(io.Discard, 0), host.WithTaskWorkers(workers),
 		host.WithTaskCoroutine(true), host.WithConfig(func(c *host.Config) { c.WorkerCommand = testWorkerCommand })}
 	if url != "" {
-		opts = append(opts, host.WithConfig(func(c *host.Config) { c.NATS.URL = url }))
+		opts = append(opts, host.WithConfig(func(c *host.Config) { c.NATS.URL, c.NATS.Tasks.Streams = url, streams }))
 	}
 	app := host.New(opts...)
 	app.Symbols(symbols.Symbols)

@@ -29,11 +29,13 @@ func (w *Worker) handle(ctx context.Context, m jetstream.Msg, run Runner) {
 		n = 2 // a crashed server may have delivered it before (crash.go)
 	}
 	t, err := decodeTask(m)
-	switch {
-	case err != nil:
+	if err != nil {
 		w.giveUp(m, t, &TaskError{Kind: KindBadTask, Msg: err.Error()}, n)
 		return
-	case n > 10*max(w.cfg.MaxDeliver, w.policy(t).attempts)+100: // a bound of last resort; handleAlone counts runs
+	}
+	p := w.policy(t)
+	switch {
+	case n > 10*max(w.cfg.MaxDeliver, p.attempts)+100: // a bound of last resort; handleAlone counts runs
 		msg := fmt.Sprintf("given up after %d deliveries: its workers died or stalled", n-1)
 		w.giveUp(m, t, &TaskError{Kind: KindDeliveries, Msg: msg}, n-1)
 		return
@@ -41,10 +43,9 @@ func (w *Worker) handle(ctx context.Context, m jetstream.Msg, run Runner) {
 		w.ack(m) // an earlier run (or copy) stored its result but was not acknowledged
 		return
 	}
-	p := w.policy(t)
 	w.track(m)
 	defer w.untrack(m)
-	stop := w.keepAlive(m, p.timeout)
+	stop := w.renew.keepAlive(m, p.timeout)
 	shown := n
 	if maybeRan(m) {
 		shown++ // a copy of a dispatch that may be queued twice: a second run is never shown as a first
@@ -186,10 +187,10 @@ func (w *Worker) runTask(ctx context.Context, t Task, n int, run Runner, limit t
 		err error
 	}
 	done := make(chan answer, 1)
-	go func() {
+	w.gos.run(func() {
 		res, err := call(tctx, t, n, run)
 		done <- answer{res, err}
-	}()
+	})
 	timeout := &TaskError{Kind: KindTimeout, Msg: fmt.Sprintf("the task ran past its time limit of %v", limit)}
 	select {
 	case a := <-done:
@@ -210,38 +211,6 @@ func call(ctx context.Context, t Task, n int, run Runner) (res json.RawMessage, 
 		}
 	}()
 	return run(ctx, t, n)
-}
-
-// keepAlive renews the message's acknowledgement deadline every third of
-// AckWait until stop is called, or until limit (if any) has passed.
-func (w *Worker) keepAlive(m jetstream.Msg, limit time.Duration) (stop func()) {
-	done := make(chan struct{})
-	exited := make(chan struct{})
-	go func() {
-		defer close(exited)
-		tick := time.NewTicker(w.cfg.AckWait / 3)
-		defer tick.Stop()
-		var end <-chan time.Time
-		if limit > 0 {
-			end = time.After(limit)
-		}
-		for {
-			select {
-			case <-done:
-				return
-			case <-end:
-				return
-			case <-tick.C:
-				if err := m.InProgress(); err != nil {
-					w.cfg.Logger.Debug("zealgo: jstask: renew task", "err", err)
-				}
-			}
-		}
-	}()
-	return func() {
-		close(done)
-		<-exited
-	}
 }
 
 // giveUp puts the task into the dead letters, with its failure, then

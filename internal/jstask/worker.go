@@ -77,6 +77,8 @@ type Worker struct {
 	careful  atomic.Bool        // tasks delivered again came: pull one at a time
 	runs     jetstream.KeyValue // the runs alone of each task delivered again
 	resq     *resultQueue       // set by Run
+	gos      *goPool            // runs the tasks (gopool.go)
+	renew    *renewer           // renews the running tasks' deadlines (renew.go)
 	maybe    *maybeRanges       // set by Run: tasks a crashed server may have delivered (crash.go)
 }
 
@@ -101,7 +103,8 @@ func NewWorker(ctx context.Context, js jetstream.JetStream, cfg WorkerConfig) (*
 	if err := setupStreams(ctx, js, cfg.Config); err != nil {
 		return nil, err
 	}
-	w := &Worker{js: js, cfg: cfg, n: cfg.names(), inflight: make(map[jetstream.Msg]struct{})}
+	w := &Worker{js: js, cfg: cfg, n: cfg.names(), inflight: make(map[jetstream.Msg]struct{}), gos: newGoPool()}
+	w.renew = newRenewer(cfg.AckWait/3, func(err error) { w.cfg.Logger.Debug("zealgo: jstask: renew task", "err", err) })
 	if w.streams, err = workerStreams(ctx, js, cfg.Config); err != nil {
 		return nil, err
 	}
@@ -136,6 +139,8 @@ func (w *Worker) Run(ctx context.Context, run Runner) error {
 	var wg sync.WaitGroup
 	var running sync.RWMutex // held for reading by each task, for writing by a task run alone
 	w.resq = w.startResults()
+	w.renew.start()
+	defer w.renew.close()
 	w.maybe = watchMaybe(ctx, w.runs)
 	defer w.maybe.stop()
 	err := w.pull(ctx, slots, func(m jetstream.Msg, batch bool) {
@@ -161,12 +166,12 @@ func (w *Worker) Run(ctx context.Context, run Runner) error {
 		w.careful.Store(false)
 		running.RLock()
 		wg.Add(1)
-		go func() {
+		w.gos.run(func() {
 			defer wg.Done()
 			defer func() { <-slots }()
 			defer running.RUnlock()
 			w.handle(taskCtx, m, run)
-		}()
+		})
 	})
 	w.drain(&wg, cancelTasks)
 	w.resq.close()

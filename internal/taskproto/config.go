@@ -50,6 +50,9 @@ type QueueConfig struct {
 	Timeout     time.Duration `json:"timeout,omitempty"`
 	MaxQueued   int           `json:"max_queued,omitempty"`
 	MaxInFlight int           `json:"max_inflight,omitempty"`
+	// Streams is jstask.Config's: how many task streams; zero for the
+	// default.
+	Streams int `json:"streams,omitempty"`
 }
 
 // The classes of a failed task, in Message.Fail. A worker sends the first
