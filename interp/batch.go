@@ -353,9 +353,16 @@ func (c *Cache[T]) firstBuild(path string) (v T, watched bool, err error) {
 
 // lookAgainLater waits, when path or a Go file of a directory it depends
 // on was written less than secondLookDelay ago, until that delay has
-// passed since the write, and reports whether it waited.
+// passed since the write, and reports whether it waited. An empty path
+// waits secondLookDelay whatever its time says: no Go file is empty, and
+// a truncating open empties the file at once but may, on a loaded disk,
+// take hundreds of milliseconds more (its time seen as the last save's
+// meanwhile, as the tier benchmark suggests).
 func (c *Cache[T]) lookAgainLater(path string) bool {
 	wait := secondLookDelay - time.Since(c.lastWrite(path))
+	if fi, err := os.Stat(path); err == nil && fi.Size() == 0 {
+		wait = secondLookDelay
+	}
 	if wait <= 0 {
 		return false
 	}

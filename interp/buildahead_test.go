@@ -195,3 +195,53 @@ func TestBuildAheadStaleTree(t *testing.T) {
 		t.Fatalf("builds: %q, want the batch to build again", got)
 	}
 }
+
+// TestFirstBuildEmptyFileLooksAgain: a first build that reads an empty
+// file whose modification time is old (a truncating open still under
+// way: the size changes first, the time at the end) looks again before
+// the error counts, and serves the file once its write lands.
+func TestFirstBuildEmptyFileLooksAgain(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "f.go")
+	if err := os.WriteFile(path, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	old := time.Now().Add(-time.Hour)
+	if err := os.Chtimes(path, old, old); err != nil {
+		t.Fatal(err)
+	}
+	sawEmpty := make(chan struct{})
+	var once sync.Once
+	l := &contentLog{}
+	build := func(p string) (string, error) {
+		v, err := l.build(p)
+		if v == "" {
+			once.Do(func() { close(sawEmpty) })
+		}
+		return v, err
+	}
+	c, err := NewCache(build, CacheOptions{KeepLastGood: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	type got struct {
+		v   string
+		err error
+	}
+	res := make(chan got, 1)
+	go func() { v, err := c.Get(path); res <- got{v, err} }()
+	<-sawEmpty
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteString("one"); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if r := <-res; r.err != nil || r.v != "one" {
+		t.Fatalf("first Get: %q %v, want the file as written after its truncation", r.v, r.err)
+	}
+}
