@@ -20,6 +20,7 @@ CONNS=${CONNS:-50}
 THREADS=${THREADS:-2}
 ROUNDS=${ROUNDS:-2}         # alternating rounds; the best round of each row is reported
 EDITS=${EDITS:-50}
+RELOAD_TRACE=${RELOAD_TRACE:-}    # 1: the reload section prints each edit's times to stderr
 SIZES=${SIZES:-10,100,1000}
 CAP=${CAP:-100}
 OPS_ROUNDS=${OPS_ROUNDS:-8}       # pairs of runs, operations off and on
@@ -417,7 +418,7 @@ fi
 # --- 4. hot reload ---------------------------------------------------------------
 if want reload; then
 	log "hot reload: $EDITS edits under load"
-	RELOAD=$("$WORK/bin/reload" -url "http://127.0.0.1:$ZPORT" -root "$ROOT" -edits "$EDITS" -load 8)
+	RELOAD=$("$WORK/bin/reload" -url "http://127.0.0.1:$ZPORT" -root "$ROOT" -edits "$EDITS" -load 8 ${RELOAD_TRACE:+-trace})
 	note_cmd "reload -url http://127.0.0.1:\$ZPORT -root \$ROOT -edits $EDITS -load 8"
 fi
 

@@ -65,6 +65,7 @@ func (c *Cache[T]) changed(path string) {
 	}
 	if pended {
 		c.noteLocked(now)
+		c.armAheadLocked()
 	}
 }
 
@@ -87,6 +88,7 @@ func (c *Cache[T]) changedAll() {
 func (c *Cache[T]) noteLocked(now time.Time) {
 	c.seq++
 	c.last = now
+	clear(c.ahead.builds) // read from the tree before the change
 	c.armLocked()
 }
 
@@ -194,7 +196,7 @@ func (c *Cache[T]) runBatch() {
 	seq := c.seq
 	c.mu.Unlock()
 	slices.Sort(paths) // the order of the build locks
-	batch := c.buildAll(paths)
+	batch := c.buildAll(paths, seq)
 	defer func() {
 		for _, b := range batch {
 			b.e.build.Unlock()
@@ -214,8 +216,9 @@ func (c *Cache[T]) runBatch() {
 }
 
 // buildAll builds each of paths that the cache still holds, holding its
-// build lock, which the caller releases.
-func (c *Cache[T]) buildAll(paths []string) []*built[T] {
+// build lock, which the caller releases; it takes a file's build ahead
+// instead when one was made since the batch's count of changes (seq).
+func (c *Cache[T]) buildAll(paths []string, seq uint64) []*built[T] {
 	var batch []*built[T]
 	for _, p := range paths {
 		c.mu.Lock()
@@ -225,6 +228,10 @@ func (c *Cache[T]) buildAll(paths []string) []*built[T] {
 			continue
 		}
 		e.build.Lock()
+		if a := c.takeAhead(p, e, seq); a != nil {
+			batch = append(batch, &built[T]{path: p, e: e, val: a.val, err: a.err, watched: a.watched})
+			continue
+		}
 		// Watch again before reading: the directory may have been made
 		// again (dirGone).
 		b := &built[T]{path: p, e: e, watched: c.watchDir(filepath.Dir(p))}
@@ -346,9 +353,16 @@ func (c *Cache[T]) firstBuild(path string) (v T, watched bool, err error) {
 
 // lookAgainLater waits, when path or a Go file of a directory it depends
 // on was written less than secondLookDelay ago, until that delay has
-// passed since the write, and reports whether it waited.
+// passed since the write, and reports whether it waited. An empty path
+// waits secondLookDelay whatever its time says: no Go file is empty, and
+// a truncating open empties the file at once but may, on a loaded disk,
+// take hundreds of milliseconds more (its time seen as the last save's
+// meanwhile, as the tier benchmark suggests).
 func (c *Cache[T]) lookAgainLater(path string) bool {
 	wait := secondLookDelay - time.Since(c.lastWrite(path))
+	if fi, err := os.Stat(path); err == nil && fi.Size() == 0 {
+		wait = secondLookDelay
+	}
 	if wait <= 0 {
 		return false
 	}

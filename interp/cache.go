@@ -84,6 +84,7 @@ type Cache[T any] struct {
 	batchMu sync.Mutex                 // one batch at a time
 	deps    map[string][]string        // file -> the directories it depends on
 	users   map[string]map[string]bool // directory -> the files that depend on it
+	ahead   aheadState[T]              // builds ahead of the next batch (buildahead.go)
 	watcher *fsnotify.Watcher
 	closed  bool
 	done    chan struct{}
@@ -119,6 +120,7 @@ func NewCache[T any](build func(path string) (T, error), opts CacheOptions) (*Ca
 	c := &Cache[T]{build: build, opts: opts, entries: map[string]*entry[T]{},
 		dirs: map[string]bool{}, pending: map[string]bool{}, looks: map[string]*time.Timer{}, deps: map[string][]string{},
 		users: map[string]map[string]bool{}, watcher: w, done: make(chan struct{})}
+	c.ahead.builds = map[string]*aheadBuild[T]{}
 	go c.watch()
 	if opts.IdleTTL > 0 {
 		go c.sweep()
@@ -241,9 +243,13 @@ func (c *Cache[T]) Close() error {
 	if c.batch != nil {
 		c.batch.Stop()
 	}
+	if c.ahead.timer != nil {
+		c.ahead.timer.Stop()
+	}
 	c.mu.Unlock()
 	err := c.watcher.Close()
 	<-c.done
+	c.ahead.wg.Wait()
 	return err
 }
 
@@ -259,6 +265,7 @@ func (c *Cache[T]) drop(path string, e *entry[T]) {
 // Called with c.mu held.
 func (c *Cache[T]) removeLocked(path string) {
 	delete(c.entries, path)
+	delete(c.ahead.builds, path)
 	c.untrackLocked(path)
 }
 

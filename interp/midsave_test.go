@@ -127,6 +127,11 @@ func TestMidSaveFirstBuild(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// A broken file written long ago is not empty: an empty one is taken
+	// for a save under way whatever its time (lookAgainLater).
+	if err := os.WriteFile(old, []byte("broken"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	long := time.Now().Add(-time.Hour)
 	if err := os.Chtimes(old, long, long); err != nil {
 		t.Fatal(err)
@@ -137,6 +142,9 @@ func TestMidSaveFirstBuild(t *testing.T) {
 		b, err := os.ReadFile(path)
 		if err != nil {
 			return "", err
+		}
+		if string(b) == "broken" {
+			return "", errors.New("expected 'package', found broken")
 		}
 		if len(b) == 0 {
 			if path == saving && builds[path].Load() == 1 {
