@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"flag"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,11 +15,27 @@ import (
 )
 
 // browser is a headless Chromium (Debian's, installed by .ci/run) driven
-// through chromedp, with a screenshot after every step in shots.
+// through chromedp, with a screenshot after every step in shots when they
+// are kept.
 type browser struct {
 	t     *testing.T
 	ctx   context.Context
-	shots string // $ZEALGO_SCREENSHOTS, else the test's artifact directory
+	shots string // $ZEALGO_SCREENSHOTS, else the test's artifact directory; "" when none is kept
+}
+
+// screenshotDir returns where t's screenshots are kept: $ZEALGO_SCREENSHOTS,
+// else, under go test -artifacts, the test's artifact directory; else ""
+// and none is taken (a full-page PNG after every step, encoded by Chromium
+// and decoded under -race, only to land in an artifact directory that
+// go test removes without -artifacts). The screenshots check nothing.
+func screenshotDir(t *testing.T) string {
+	if dir := os.Getenv("ZEALGO_SCREENSHOTS"); dir != "" {
+		return dir
+	}
+	if f := flag.Lookup("test.artifacts"); f != nil && f.Value.String() == "true" {
+		return t.ArtifactDir()
+	}
+	return ""
 }
 
 // newBrowser starts Chromium for the test; it stops with the test.
@@ -52,21 +69,20 @@ func newBrowser(t *testing.T) *browser {
 	if err := chromedp.Do(ctx); err != nil {
 		t.Fatalf("starting %s: %v", chromium, err)
 	}
-	shots := os.Getenv("ZEALGO_SCREENSHOTS")
-	if shots == "" {
-		shots = t.ArtifactDir()
-	}
-	return &browser{t: t, ctx: ctx, shots: shots}
+	return &browser{t: t, ctx: ctx, shots: screenshotDir(t)}
 }
 
 // step runs steps within 20 s, then saves a screenshot of the whole page
-// as sample-<name>.png.
+// as sample-<name>.png if screenshots are kept (screenshotDir).
 func (b *browser) step(name string, steps ...chromedp.Action[chromedp.Void]) {
 	b.t.Helper()
 	sctx, cancel := context.WithTimeout(b.ctx, 20*time.Second)
 	defer cancel()
 	if err := chromedp.Do(sctx, steps...); err != nil {
 		b.t.Fatalf("%s: %v", name, err)
+	}
+	if b.shots == "" {
+		return
 	}
 	if png, err := chromedp.Run(sctx, chromedp.FullScreenshot(100)); err == nil {
 		_ = os.WriteFile(filepath.Join(b.shots, "sample-"+strings.ReplaceAll(name, " ", "-")+".png"), png, 0o644)
