@@ -3,9 +3,11 @@ package main
 import (
 	"context"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -38,38 +40,73 @@ func screenshotDir(t *testing.T) string {
 	return ""
 }
 
-// newBrowser starts Chromium for the test; it stops with the test.
+// newBrowser opens, for the test, a tab of the package's Chromium
+// (sharedChromium) in a browser context of its own (cookies, storage and
+// cache its own, as in a fresh browser profile); both close with the test.
 func newBrowser(t *testing.T) *browser {
 	t.Helper()
-	chromium := testutil.NeedProgram(t, "chromium", "apt-get install chromium")
-	opts := []chromedp.ExecAllocatorOption{
-		chromedp.ExecPath(chromium),
-		chromedp.UserDataDir(t.TempDir()),
-		chromedp.Headless,
-		chromedp.NoSandbox,
-		chromedp.DisableGPU,
-		chromedp.NoFirstRun,
-		chromedp.NoDefaultBrowserCheck,
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.Flag("disable-dev-shm-usage", true),
-		// A tab in the background runs on (TestSampleLiveNotes has two).
-		chromedp.Flag("disable-background-timer-throttling", true),
-		chromedp.Flag("disable-backgrounding-occluded-windows", true),
-		chromedp.Flag("disable-renderer-backgrounding", true),
-		chromedp.WindowSize(1000, 800),
-	}
-	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	t.Cleanup(cancelAlloc)
-	ctx, cancelCtx := chromedp.NewContext(actx)
-	t.Cleanup(cancelCtx)
-	// Start the browser on the context without a deadline, then bound
-	// every step.
+	ctx, cancel := chromedp.NewContext(sharedChromium(t), chromedp.WithNewBrowserContext())
+	t.Cleanup(cancel)
+	// Open the tab on the context without a deadline, then bound every
+	// step.
 	if err := chromedp.Do(ctx); err != nil {
-		t.Fatalf("starting %s: %v", chromium, err)
+		t.Fatalf("opening a tab: %v", err)
 	}
 	return &browser{t: t, ctx: ctx, shots: screenshotDir(t)}
+}
+
+// chromium is the headless Chromium the package's browser tests share:
+// started by the first that asks, stopped by TestMain (stopChromium). One
+// start instead of one a test: each start costs Chromium's own start-up
+// and a profile written to disk.
+var chromium struct {
+	once sync.Once
+	ctx  context.Context // the first tab's, which holds the browser
+	stop func()
+	err  error
+}
+
+// sharedChromium returns the context of chromium, started if it is not.
+func sharedChromium(t *testing.T) context.Context {
+	t.Helper()
+	exe := testutil.NeedProgram(t, "chromium", "apt-get install chromium")
+	chromium.once.Do(func() {
+		opts := []chromedp.ExecAllocatorOption{
+			chromedp.ExecPath(exe),
+			chromedp.UserDataDir(filepath.Join(buildDir, "chromium")),
+			chromedp.Headless,
+			chromedp.NoSandbox,
+			chromedp.DisableGPU,
+			chromedp.NoFirstRun,
+			chromedp.NoDefaultBrowserCheck,
+			chromedp.Flag("disable-background-networking", true),
+			chromedp.Flag("disable-component-update", true),
+			chromedp.Flag("disable-sync", true),
+			chromedp.Flag("disable-dev-shm-usage", true),
+			// A tab in the background runs on (TestSampleLiveNotes has two).
+			chromedp.Flag("disable-background-timer-throttling", true),
+			chromedp.Flag("disable-backgrounding-occluded-windows", true),
+			chromedp.Flag("disable-renderer-backgrounding", true),
+			chromedp.WindowSize(1000, 800),
+		}
+		actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+		ctx, cancelCtx := chromedp.NewContext(actx)
+		chromium.ctx, chromium.stop = ctx, func() { cancelCtx(); cancelAlloc() }
+		if err := chromedp.Do(ctx); err != nil {
+			chromium.err = fmt.Errorf("starting %s: %w", exe, err)
+		}
+	})
+	if chromium.err != nil {
+		t.Fatal(chromium.err)
+	}
+	return chromium.ctx
+}
+
+// stopChromium stops chromium if a test started it.
+func stopChromium() {
+	if chromium.stop != nil {
+		chromium.stop()
+	}
 }
 
 // step runs steps within 20 s, then saves a screenshot of the whole page
