@@ -2,6 +2,7 @@ package host_test
 
 import (
 	"context"
+	"flag"
 	"os"
 	"os/exec"
 	"testing"
@@ -22,7 +23,8 @@ const workerBlockEnv = "ZEALGO_TEST_WORKER_BLOCK"
 // TestMain runs the tests, or, in a process started by
 // testWorkerCommand, the worker role of an application configured as the
 // tests configure theirs. Nothing changes for tests that start no task
-// workers.
+// workers. When TestCompiledGolden is to run, its test binary is built
+// meanwhile (startCompiledGolden).
 func TestMain(m *testing.M) {
 	if os.Getenv(taskWorkerEnv) == "1" {
 		if block := os.Getenv(workerBlockEnv); block != "" {
@@ -34,7 +36,16 @@ func TestMain(m *testing.M) {
 		app.Symbols(symbols.Symbols)
 		os.Exit(app.Run(context.Background(), []string{"worker"}, os.Stdout, os.Stderr))
 	}
-	os.Exit(m.Run())
+	flag.Parse()
+	if wantsCompiledGolden() {
+		compiledGolden = startCompiledGolden() // compiles while the other tests run
+	}
+	code := m.Run()
+	if compiledGolden != nil {
+		<-compiledGolden.done
+		os.RemoveAll(compiledGolden.dir)
+	}
+	os.Exit(code)
 }
 
 // testWorkerCommand starts this test binary as a task worker.
