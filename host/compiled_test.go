@@ -35,11 +35,13 @@ var interpretedOnly = map[string]string{
 // serves from the compiled registry. A file found in several archives is
 // picked by its source (CompiledFile.MatchSource). The binary is built
 // while the package's other tests run (startCompiledGolden, from
-// TestMain); the test waits for it.
+// TestMain); the test, parallel, runs after the package's sequential
+// tests, by when it is built.
 func TestCompiledGolden(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the host's tests a second time")
 	}
+	t.Parallel()
 	b := compiledGolden
 	if b == nil { // not started by TestMain (wantsCompiledGolden did not recognise -run)
 		b = startCompiledGolden()
