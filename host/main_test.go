@@ -2,7 +2,6 @@ package host_test
 
 import (
 	"context"
-	"flag"
 	"os"
 	"os/exec"
 	"testing"
@@ -23,8 +22,7 @@ const workerBlockEnv = "ZEALGO_TEST_WORKER_BLOCK"
 // TestMain runs the tests, or, in a process started by
 // testWorkerCommand, the worker role of an application configured as the
 // tests configure theirs. Nothing changes for tests that start no task
-// workers. When TestCompiledGolden is to run, its test binary is built
-// meanwhile (startCompiledGolden).
+// workers.
 func TestMain(m *testing.M) {
 	if os.Getenv(taskWorkerEnv) == "1" {
 		if block := os.Getenv(workerBlockEnv); block != "" {
@@ -36,16 +34,7 @@ func TestMain(m *testing.M) {
 		app.Symbols(symbols.Symbols)
 		os.Exit(app.Run(context.Background(), []string{"worker"}, os.Stdout, os.Stderr))
 	}
-	flag.Parse()
-	if wantsCompiledGolden() {
-		compiledGolden = startCompiledGolden() // compiles while the other tests run
-	}
-	code := m.Run()
-	if compiledGolden != nil {
-		<-compiledGolden.done
-		os.RemoveAll(compiledGolden.dir)
-	}
-	os.Exit(code)
+	os.Exit(m.Run())
 }
 
 // testWorkerCommand starts this test binary as a task worker.
