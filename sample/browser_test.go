@@ -2,9 +2,12 @@ package main
 
 import (
 	"context"
+	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -14,59 +17,109 @@ import (
 )
 
 // browser is a headless Chromium (Debian's, installed by .ci/run) driven
-// through chromedp, with a screenshot after every step in shots.
+// through chromedp, with a screenshot after every step in shots when they
+// are kept.
 type browser struct {
 	t     *testing.T
 	ctx   context.Context
-	shots string // $ZEALGO_SCREENSHOTS, else the test's artifact directory
+	shots string // $ZEALGO_SCREENSHOTS, else the test's artifact directory; "" when none is kept
 }
 
-// newBrowser starts Chromium for the test; it stops with the test.
+// screenshotDir returns where t's screenshots are kept: $ZEALGO_SCREENSHOTS,
+// else, under go test -artifacts, the test's artifact directory; else ""
+// and none is taken (a full-page PNG after every step, encoded by Chromium
+// and decoded under -race, only to land in an artifact directory that
+// go test removes without -artifacts). The screenshots check nothing.
+func screenshotDir(t *testing.T) string {
+	if dir := os.Getenv("ZEALGO_SCREENSHOTS"); dir != "" {
+		return dir
+	}
+	if f := flag.Lookup("test.artifacts"); f != nil && f.Value.String() == "true" {
+		return t.ArtifactDir()
+	}
+	return ""
+}
+
+// newBrowser opens, for the test, a tab of the package's Chromium
+// (sharedChromium) in a browser context of its own (cookies, storage and
+// cache its own, as in a fresh browser profile); both close with the test.
 func newBrowser(t *testing.T) *browser {
 	t.Helper()
-	chromium := testutil.NeedProgram(t, "chromium", "apt-get install chromium")
-	opts := []chromedp.ExecAllocatorOption{
-		chromedp.ExecPath(chromium),
-		chromedp.UserDataDir(t.TempDir()),
-		chromedp.Headless,
-		chromedp.NoSandbox,
-		chromedp.DisableGPU,
-		chromedp.NoFirstRun,
-		chromedp.NoDefaultBrowserCheck,
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.Flag("disable-dev-shm-usage", true),
-		// A tab in the background runs on (TestSampleLiveNotes has two).
-		chromedp.Flag("disable-background-timer-throttling", true),
-		chromedp.Flag("disable-backgrounding-occluded-windows", true),
-		chromedp.Flag("disable-renderer-backgrounding", true),
-		chromedp.WindowSize(1000, 800),
-	}
-	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	t.Cleanup(cancelAlloc)
-	ctx, cancelCtx := chromedp.NewContext(actx)
-	t.Cleanup(cancelCtx)
-	// Start the browser on the context without a deadline, then bound
-	// every step.
+	ctx, cancel := chromedp.NewContext(sharedChromium(t), chromedp.WithNewBrowserContext())
+	t.Cleanup(cancel)
+	// Open the tab on the context without a deadline, then bound every
+	// step.
 	if err := chromedp.Do(ctx); err != nil {
-		t.Fatalf("starting %s: %v", chromium, err)
+		t.Fatalf("opening a tab: %v", err)
 	}
-	shots := os.Getenv("ZEALGO_SCREENSHOTS")
-	if shots == "" {
-		shots = t.ArtifactDir()
+	return &browser{t: t, ctx: ctx, shots: screenshotDir(t)}
+}
+
+// chromium is the headless Chromium the package's browser tests share:
+// started by the first that asks, stopped by TestMain (stopChromium). One
+// start instead of one a test: each start costs Chromium's own start-up
+// and a profile written to disk.
+var chromium struct {
+	once sync.Once
+	ctx  context.Context // the first tab's, which holds the browser
+	stop func()
+	err  error
+}
+
+// sharedChromium returns the context of chromium, started if it is not.
+func sharedChromium(t *testing.T) context.Context {
+	t.Helper()
+	exe := testutil.NeedProgram(t, "chromium", "apt-get install chromium")
+	chromium.once.Do(func() {
+		opts := []chromedp.ExecAllocatorOption{
+			chromedp.ExecPath(exe),
+			chromedp.UserDataDir(filepath.Join(buildDir, "chromium")),
+			chromedp.Headless,
+			chromedp.NoSandbox,
+			chromedp.DisableGPU,
+			chromedp.NoFirstRun,
+			chromedp.NoDefaultBrowserCheck,
+			chromedp.Flag("disable-background-networking", true),
+			chromedp.Flag("disable-component-update", true),
+			chromedp.Flag("disable-sync", true),
+			chromedp.Flag("disable-dev-shm-usage", true),
+			// A tab in the background runs on (TestSampleLiveNotes has two).
+			chromedp.Flag("disable-background-timer-throttling", true),
+			chromedp.Flag("disable-backgrounding-occluded-windows", true),
+			chromedp.Flag("disable-renderer-backgrounding", true),
+			chromedp.WindowSize(1000, 800),
+		}
+		actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+		ctx, cancelCtx := chromedp.NewContext(actx)
+		chromium.ctx, chromium.stop = ctx, func() { cancelCtx(); cancelAlloc() }
+		if err := chromedp.Do(ctx); err != nil {
+			chromium.err = fmt.Errorf("starting %s: %w", exe, err)
+		}
+	})
+	if chromium.err != nil {
+		t.Fatal(chromium.err)
 	}
-	return &browser{t: t, ctx: ctx, shots: shots}
+	return chromium.ctx
+}
+
+// stopChromium stops chromium if a test started it.
+func stopChromium() {
+	if chromium.stop != nil {
+		chromium.stop()
+	}
 }
 
 // step runs steps within 20 s, then saves a screenshot of the whole page
-// as sample-<name>.png.
+// as sample-<name>.png if screenshots are kept (screenshotDir).
 func (b *browser) step(name string, steps ...chromedp.Action[chromedp.Void]) {
 	b.t.Helper()
 	sctx, cancel := context.WithTimeout(b.ctx, 20*time.Second)
 	defer cancel()
 	if err := chromedp.Do(sctx, steps...); err != nil {
 		b.t.Fatalf("%s: %v", name, err)
+	}
+	if b.shots == "" {
+		return
 	}
 	if png, err := chromedp.Run(sctx, chromedp.FullScreenshot(100)); err == nil {
 		_ = os.WriteFile(filepath.Join(b.shots, "sample-"+strings.ReplaceAll(name, " ", "-")+".png"), png, 0o644)

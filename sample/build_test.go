@@ -11,7 +11,8 @@ import (
 
 // buildDir holds the builds that the tests running the sample as a
 // program share (TestContainerRecipe, TestSampleDurability,
-// TestSampleBuilt): made once per test binary, removed when it ends.
+// TestSampleBuilt), and the profile of the browser tests' Chromium
+// (browser_test.go): made once per test binary, removed when it ends.
 var buildDir string
 
 func TestMain(m *testing.M) {
@@ -22,6 +23,7 @@ func TestMain(m *testing.M) {
 	}
 	buildDir = dir
 	code := m.Run()
+	stopChromium() // the browser tests' (browser_test.go), whose profile is in dir
 	os.RemoveAll(dir)
 	os.Exit(code)
 }

@@ -64,13 +64,18 @@ func runEnv(t *testing.T, env []string, args ...string) (stdout, stderr string, 
 // TestMigrateThenServe: `zealgo migrate` runs each migration once, then
 // `zealgo serve` finds them run and serves handlers on the same database,
 // for the default SQLite file, one named by ZEALGO_DB, and PostgreSQL
-// named by --db.
+// named by --db. The three run in parallel with each other and with the
+// package's other parallel tests: the PostgreSQL server's start (initdb)
+// is mostly waiting on a loaded machine.
 func TestMigrateThenServe(t *testing.T) {
+	t.Parallel()
 	t.Run("sqlite default", func(t *testing.T) {
+		t.Parallel()
 		root := dbTree(t, "CREATE TABLE notes (title TEXT NOT NULL);\n")
 		testMigrateThenServe(t, root, nil, nil, "sqlite:"+filepath.Join(root, "data", "app.db"))
 	})
 	t.Run("sqlite from ZEALGO_DB", func(t *testing.T) {
+		t.Parallel()
 		root := dbTree(t, "CREATE TABLE notes (title TEXT NOT NULL);\n")
 		file := filepath.Join(t.TempDir(), "elsewhere.db")
 		testMigrateThenServe(t, root, nil, []string{"ZEALGO_DB=sqlite:" + file}, "sqlite:"+file)
@@ -79,6 +84,7 @@ func TestMigrateThenServe(t *testing.T) {
 		}
 	})
 	t.Run("postgres from --db", func(t *testing.T) {
+		t.Parallel()
 		url := testutil.Postgres(t)
 		root := dbTree(t, "CREATE TABLE notes (title TEXT NOT NULL);\n")
 		// The flag wins over the environment.
@@ -102,12 +108,7 @@ func testMigrateThenServe(t *testing.T, root string, flags, env []string, shown 
 		t.Fatalf("second migrate: exit %d\nstdout %q\nstderr %s", code, out, errOut)
 	}
 
-	for _, kv := range env { // serve (the helper) inherits the test's environment
-
-		k, v, _ := strings.Cut(kv, "=")
-		t.Setenv(k, v)
-	}
-	_, base, logs := serve(t, root, flags...)
+	_, base, logs := serveEnv(t, root, env, flags...)
 	status, _, body := fetch(t, "POST", base+"/api/notes", "application/json", `{"title":"typed"}`)
 	if status != 200 || body != `{"drivers":["pgx","pgx/v5","sqlite"]}` {
 		t.Fatalf("POST: %d %s\nlog:\n%s", status, body, logs)

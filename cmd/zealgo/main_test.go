@@ -168,11 +168,18 @@ func TestUnknownCommand(t *testing.T) {
 // serve starts `zealgo serve` as a real process and waits until it answers.
 func serve(t *testing.T, root string, extra ...string) (*exec.Cmd, string, *testutil.Buffer) {
 	t.Helper()
+	return serveEnv(t, root, nil, extra...)
+}
+
+// serveEnv is serve with env added to the process's environment (for a
+// parallel test, which cannot t.Setenv).
+func serveEnv(t *testing.T, root string, env []string, extra ...string) (*exec.Cmd, string, *testutil.Buffer) {
+	t.Helper()
 	addr := testutil.FreeAddr(t)
 	logs := &testutil.Buffer{}
 	// --tiered=false: the repository's root is a module, whose background build (tier_test.go) these tests do not need.
 	cmd := exec.Command(binary, append([]string{"serve", "--root", root, "--addr", addr, "--tiered=false"}, extra...)...)
-	cmd.Stderr = logs
+	cmd.Stderr, cmd.Env = logs, append(os.Environ(), env...)
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
