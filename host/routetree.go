@@ -219,19 +219,30 @@ func (t *routeTree) symlinkKind(path string) (isDir, regular bool) {
 	return fi.IsDir(), fi.Mode().IsRegular()
 }
 
-// watchDir watches the directory abs, once per generation.
+// watchDir watches the directory abs, once per generation. The watcher's
+// Add runs without t.mu: fsnotify may hold its own lock while it waits for
+// watch to take an error, and watch takes t.mu (a hang seen when watched
+// directories were renamed while a request listed another). Two callers
+// may both add abs, which fsnotify allows.
 func (t *routeTree) watchDir(abs string) {
 	if t.watcher == nil {
 		return
 	}
 	t.mu.Lock()
-	defer t.mu.Unlock()
 	if t.watched[abs] || len(t.watched) >= maxListedDirs {
+		t.mu.Unlock()
 		return
 	}
-	if err := t.watcher.Add(abs); err == nil {
+	gen := t.gen.Load()
+	t.mu.Unlock()
+	if err := t.watcher.Add(abs); err != nil {
+		return
+	}
+	t.mu.Lock()
+	if t.gen.Load() == gen { // else a change may have dropped the watch: add it again next time
 		t.watched[abs] = true
 	}
+	t.mu.Unlock()
 }
 
 // listCompiled lists the directory rel from the compiled registry: the

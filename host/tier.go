@@ -169,7 +169,9 @@ func (b *tierBuilder) event(w *fsnotify.Watcher, ev fsnotify.Event, changed map[
 	if ev.Has(fsnotify.Create) {
 		if fi, err := os.Stat(ev.Name); err == nil && fi.IsDir() {
 			if !b.skipDir(ev.Name, fi.Name()) {
-				b.watchTree(w, ev.Name)
+				// Not on this goroutine: it reads w's channels, and fsnotify
+				// may hold the lock Add waits for until its Errors is read.
+				go b.watchTree(w, ev.Name)
 			}
 			return false
 		}

@@ -87,7 +87,7 @@ type Cache[T any] struct {
 	ahead   aheadState[T]              // builds ahead of the next batch (buildahead.go)
 	watcher *fsnotify.Watcher
 	closed  bool
-	done    chan struct{}
+	done    <-chan struct{} // closed when the watcher's reports are all handled
 }
 
 type entry[T any] struct {
@@ -119,9 +119,9 @@ func NewCache[T any](build func(path string) (T, error), opts CacheOptions) (*Ca
 	}
 	c := &Cache[T]{build: build, opts: opts, entries: map[string]*entry[T]{},
 		dirs: map[string]bool{}, pending: map[string]bool{}, looks: map[string]*time.Timer{}, deps: map[string][]string{},
-		users: map[string]map[string]bool{}, watcher: w, done: make(chan struct{})}
+		users: map[string]map[string]bool{}, watcher: w}
 	c.ahead.builds = map[string]*aheadBuild[T]{}
-	go c.watch()
+	c.done = relay(w, c.onWatch)
 	if opts.IdleTTL > 0 {
 		go c.sweep()
 	}
@@ -290,34 +290,25 @@ func (c *Cache[T]) watchDir(dir string) bool {
 	return true
 }
 
-func (c *Cache[T]) watch() {
-	defer close(c.done)
-	for {
-		select {
-		case ev, ok := <-c.watcher.Events:
-			if !ok {
-				return
-			}
-			if ev.Op == fsnotify.Chmod {
-				continue
-			}
-			name := filepath.Clean(ev.Name)
-			if ev.Has(fsnotify.Remove) || ev.Has(fsnotify.Rename) {
-				c.dirGone(name)
-			}
-			c.changed(name)
-		case err, ok := <-c.watcher.Errors:
-			if !ok {
-				return
-			}
-			if errors.Is(err, fsnotify.ErrEventOverflow) {
-				c.changedAll() // events were lost: any file may have changed
-			}
-			if c.opts.OnError != nil {
-				c.opts.OnError(err)
-			}
+// onWatch handles one thing the watcher reported (relay calls it).
+func (c *Cache[T]) onWatch(it watchItem) {
+	if it.err != nil {
+		if errors.Is(it.err, fsnotify.ErrEventOverflow) {
+			c.changedAll() // events were lost: any file may have changed
 		}
+		if c.opts.OnError != nil {
+			c.opts.OnError(it.err)
+		}
+		return
 	}
+	if it.ev.Op == fsnotify.Chmod {
+		return
+	}
+	name := filepath.Clean(it.ev.Name)
+	if it.ev.Has(fsnotify.Remove) || it.ev.Has(fsnotify.Rename) {
+		c.dirGone(name)
+	}
+	c.changed(name)
 }
 
 // track asks CacheOptions.Deps for the directories path depends on, watches
