@@ -25,7 +25,15 @@ type watchItem struct {
 // Remove wait for that lock, so a handler that calls them or takes a lock
 // whose holder does would otherwise hang the watcher for good.
 func relay(w *fsnotify.Watcher, handle func(watchItem)) <-chan struct{} {
+	return relayTo(w, handle, nil)
+}
+
+// relayTo is relay, with its queue stored in *qp when qp is not nil.
+func relayTo(w *fsnotify.Watcher, handle func(watchItem), qp **watchQueue) <-chan struct{} {
 	q := &watchQueue{wake: make(chan struct{}, 1)}
+	if qp != nil {
+		*qp = q
+	}
 	done := make(chan struct{})
 	go q.read(w)
 	go func() {
