@@ -139,3 +139,51 @@ func TestLeftoverTaskStreamIsDrained(t *testing.T) {
 		return true
 	})
 }
+
+// TestWorkerPullsEveryStreamAtOnce: a worker with slots to spare waits on
+// every task stream at once, so that a task sent to any of them is taken
+// at once (a worker that pulled the streams in turn waited on one at a
+// time, and a task on another stayed queued until that pull ended).
+func TestWorkerPullsEveryStreamAtOnce(t *testing.T) {
+	f := newFixture(t)
+	cfg := Config{Prefix: "atonce", Streams: 3, AckWait: 5 * time.Second}
+	o := &outcomes{byID: map[int64][]outcome{}, js: f.conn.JS}
+	c, err := Open(context.Background(), f.conn.JS, cfg, "i1", o.finish)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	w, err := NewWorker(context.Background(), f.conn.JS, WorkerConfig{Config: c.cfg, PollWait: 5 * time.Second, Concurrency: 6})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := &deliveries{seen: map[int64][]int{}}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = w.Run(ctx, d.run)
+	}()
+	defer func() {
+		cancel()
+		<-done
+	}()
+	deadline := time.Now().Add(15 * time.Second)
+	poll := time.NewTicker(5 * time.Millisecond)
+	defer poll.Stop()
+	for range poll.C {
+		waiting := 0
+		for i := range w.cons {
+			info, err := w.cons[i].Info(context.Background())
+			if err == nil && info.NumWaiting > 0 {
+				waiting++
+			}
+		}
+		if waiting == len(w.cons) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the worker waits on %d of its %d task streams at once, want all", waiting, len(w.cons))
+		}
+	}
+}
