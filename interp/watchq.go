@@ -47,6 +47,7 @@ func relayTo(w *fsnotify.Watcher, handle func(watchItem), qp **watchQueue) <-cha
 type watchQueue struct {
 	mu       sync.Mutex
 	items    []watchItem
+	taken    int  // items read from the watcher in all, dropped ones too
 	overflow bool // items were dropped since the handler last took them
 	ended    bool // the watcher is closed
 	wake     chan struct{}
@@ -71,6 +72,9 @@ func (q *watchQueue) read(w *fsnotify.Watcher) {
 // push queues it, or marks the end.
 func (q *watchQueue) push(it watchItem, end bool) {
 	q.mu.Lock()
+	if !end {
+		q.taken++
+	}
 	switch {
 	case end:
 		q.ended = true
