@@ -225,8 +225,8 @@ func connectNATS(cfg *Config, url, name, token string, log *slog.Logger) (*natsr
 // counters, App.KV's buckets).
 func spreadGroups() [][]string {
 	g := jstask.SpreadGroups(jstask.Config{})
-	return [][]string{g[0], append(g[1], "KV_zealgo_sessions"),
-		append(g[2], "KV_zealgo_counters", "KV_"+natsBucketPrefix+"*")}
+	return [][]string{g[0], append(g[1], "KV_"+natskv.SessionsBucket),
+		append(g[2], "KV_"+natskv.CountersBucket, "KV_"+natsBucketPrefix+"*")}
 }
 
 // startWait is NATSConfig.StartWait, 2 minutes by default.

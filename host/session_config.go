@@ -188,6 +188,6 @@ func (a *sessionEngine) natsSessions(cfg SessionConfig) (sessionstore.Backend, b
 	if err != nil {
 		return nil, false, err
 	}
-	a.log.Info("zealgo: sessions kept in NATS key-value", "bucket", "zealgo_sessions", "server", redactNATS(a.nats.url))
+	a.log.Info("zealgo: sessions kept in NATS key-value", "bucket", natskv.SessionsBucket, "server", redactNATS(a.nats.url))
 	return sessionstore.NewNATSBackend(s), true, nil
 }

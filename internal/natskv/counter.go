@@ -11,6 +11,9 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 )
 
+// CountersBucket is the counters bucket's default name.
+const CountersBucket = "zealgo_counters"
+
 // CounterConfig configures the counters bucket. The zero value of each
 // field means its default.
 type CounterConfig struct {
@@ -35,7 +38,7 @@ type Counter struct {
 // OpenCounter creates the bucket, or updates it to cfg.
 func OpenCounter(ctx context.Context, js jetstream.JetStream, cfg CounterConfig) (*Counter, error) {
 	if cfg.Bucket == "" {
-		cfg.Bucket = "zealgo_counters"
+		cfg.Bucket = CountersBucket
 	}
 	if cfg.MaxWindow <= 0 {
 		cfg.MaxWindow = time.Hour

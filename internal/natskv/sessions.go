@@ -15,6 +15,9 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 )
 
+// SessionsBucket is the sessions bucket's default name.
+const SessionsBucket = "zealgo_sessions"
+
 // SessionConfig configures the sessions bucket. The zero value of each
 // field means its default.
 type SessionConfig struct {
@@ -40,7 +43,7 @@ type Sessions struct {
 // OpenSessions creates the bucket, or updates it to cfg.
 func OpenSessions(ctx context.Context, js jetstream.JetStream, cfg SessionConfig) (*Sessions, error) {
 	if cfg.Bucket == "" {
-		cfg.Bucket = "zealgo_sessions"
+		cfg.Bucket = SessionsBucket
 	}
 	if cfg.MaxTTL <= 0 {
 		cfg.MaxTTL = 30 * 24 * time.Hour
