@@ -34,16 +34,19 @@ import (
 // say, makes another key, whose tables are generated again. An entry
 // unused for symCacheTTL is removed by the next build that stores one.
 
-// symCacheFormat changes when the tables or the cache's layout do.
-const symCacheFormat = "zealgo-symbols-1"
+// symCacheFormat changes when the tables or the cache's layout do (2: the
+// manifest holds each table's SHA-256).
+const symCacheFormat = "zealgo-symbols-2"
 
 // symCacheTTL is how long an unused cache entry is kept.
 const symCacheTTL = 30 * 24 * time.Hour
 
-// symManifest is an entry's manifest.json: the tables, by file name, and
-// the packages left out, with the reason, to say again at each build.
+// symManifest is an entry's manifest.json: the tables, by file name, with
+// the SHA-256 of each, and the packages left out, with the reason, to say
+// again at each build.
 type symManifest struct {
 	Tables map[string]string // file -> import path
+	Sums   map[string]string // file -> hex SHA-256 of its content
 	Left   []symLeft
 }
 
@@ -154,18 +157,37 @@ func hashOf(data []byte) string {
 }
 
 // loadSymbols copies the tables of the entry key into the generated
-// package and returns its manifest; ok is false if there is no entry.
+// package and returns its manifest; ok is false if there is no entry. An
+// entry that is not whole (a manifest that does not parse, a table
+// missing or whose content is not the one its manifest hashed: a disk
+// error, a hand edit) is removed, so that this build generates the tables
+// again and stores a good entry in its place.
 func (g *generator) loadSymbols(key string) (m symManifest, ok bool) {
 	dir := filepath.Join(g.cacheDir(), key)
 	data, err := os.ReadFile(filepath.Join(dir, "manifest.json"))
-	if err != nil || json.Unmarshal(data, &m) != nil {
-		return m, false
+	if err != nil {
+		return symManifest{}, false
+	}
+	bad := func(why string) (symManifest, bool) {
+		fmt.Fprintf(g.opts.Stderr, "zealgo build: the cached interpreter symbols are damaged (%s): generating them again\n", why)
+		_ = os.RemoveAll(filepath.Join(g.opts.Dir, symbolsDir))
+		_ = os.RemoveAll(dir)
+		return symManifest{}, false
+	}
+	if err := json.Unmarshal(data, &m); err != nil {
+		return bad("manifest.json: " + err.Error())
 	}
 	for name := range m.Tables {
 		src, err := os.ReadFile(filepath.Join(dir, name))
-		if err != nil || g.write(symbolsDir+"/"+name, src) != nil {
+		if err != nil {
+			return bad(err.Error())
+		}
+		if hashOf(src) != m.Sums[name] {
+			return bad(name + ": its content is not the one stored")
+		}
+		if err := g.write(symbolsDir+"/"+name, src); err != nil {
 			_ = os.RemoveAll(filepath.Join(g.opts.Dir, symbolsDir))
-			return m, false
+			return symManifest{}, false
 		}
 	}
 	now := time.Now()
@@ -188,11 +210,13 @@ func (g *generator) storeSymbols(key string, m symManifest) {
 		return
 	}
 	defer os.RemoveAll(tmp)
+	m.Sums = map[string]string{}
 	for name := range m.Tables {
 		src, err := os.ReadFile(filepath.Join(g.opts.Dir, symbolsDir, name))
 		if err != nil || os.WriteFile(filepath.Join(tmp, name), src, 0o644) != nil {
 			return
 		}
+		m.Sums[name] = hashOf(src)
 	}
 	data, err := json.MarshalIndent(m, "", "\t")
 	if err != nil || os.WriteFile(filepath.Join(tmp, "manifest.json"), data, 0o644) != nil {

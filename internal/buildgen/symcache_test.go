@@ -71,6 +71,9 @@ func TestSymbolCache(t *testing.T) {
 		}
 		log := stderr.String()
 		t.Logf("%s: %s", what, log)
+		if damaged := strings.Contains(log, "the cached interpreter symbols are damaged"); damaged != strings.Contains(what, "damaged") {
+			t.Errorf("%s: the log says damaged %v:\n%s", what, damaged, log)
+		}
 		if !strings.Contains(log, "interpreter symbols for 2 of 3 module package(s) the application imports") ||
 			strings.Contains(log, "from the cache") != cached {
 			t.Errorf("%s: want the tables of 2 packages, from the cache %v:\n%s", what, cached, log)
@@ -91,6 +94,19 @@ func TestSymbolCache(t *testing.T) {
 	if again := run("second build", true); again != first {
 		t.Errorf("the cached table differs:\n%s", again)
 	}
+	// A damaged entry (a table whose content is not the one stored) is
+	// generated again, said, and stored whole for the next build.
+	stored, _ := filepath.Glob(filepath.Join(cache, "symbols", "*", "example_com-dep.go"))
+	if len(stored) != 1 {
+		t.Fatalf("cached tables of dep: %v", stored)
+	}
+	if err := os.WriteFile(stored[0], []byte("package symbols\n\nfunc init() { broken("), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if again := run("a build after the cached table was damaged", false); again != first {
+		t.Errorf("the table generated again differs:\n%s", again)
+	}
+	run("the build after it", true)
 	writeTree(t, top, map[string]string{"app/go.mod": gomod("v0.22.0")})
 	run("after a version bump in go.mod", false)
 	run("the build after it", true)
