@@ -127,7 +127,11 @@ type taskDeps struct {
 func (t *tasks) start(d taskDeps) error {
 	// Field by field: the engine, which Server.TaskWorkerPIDs may read
 	// meanwhile, is started in place, never overwritten.
-	t.log, t.dir, t.stat, t.onFinish, t.ops = d.log, d.dirs.task, d.stat, d.onFinish, d.ops
+	t.log, t.dir, t.onFinish, t.ops = d.log, d.dirs.task, d.onFinish, d.ops
+	t.stat = d.stat
+	if d.stat != nil {
+		t.stat = newStatCache(d.stat).check // task_stat.go
+	}
 	switch n := d.cfg.TaskWorkerNum; {
 	case n < 0:
 		return fmt.Errorf("zealgo: TaskWorkerNum is %d; it must be 0 (no task workers) or more", n)
@@ -165,7 +169,8 @@ func jetStreamConfig(cfg *Config, nats *natsState, pc taskpool.Config) taskpool.
 		Instance: nats.instance, Queue: taskproto.QueueConfig{URL: nats.url, Token: nats.token,
 			AckWait: cfg.NATS.AckWait, MaxDeliver: cfg.NATS.MaxDeliver, Concurrency: conc,
 			Grace: cfg.ShutdownTimeout * 3 / 4, Replicas: nats.replicas, Attempts: lim.Attempts, Backoff: lim.Backoff,
-			Timeout: lim.Timeout, MaxQueued: lim.MaxQueued, MaxInFlight: lim.MaxInFlight, Streams: taskStreams(cfg, nats)},
+			Timeout: lim.Timeout, MaxQueued: lim.MaxQueued, MaxInFlight: lim.MaxInFlight, Streams: taskStreams(cfg, nats),
+			ResultStreams: resultStreams(cfg, nats)},
 		StartWait: startWait(cfg)}
 }
 
@@ -184,6 +189,20 @@ func taskStreams(cfg *Config, nats *natsState) int {
 		return cfg.NATS.Tasks.Streams
 	case !nats.shared && nats.replicas <= 1 && (sync == "" || sync == natsrv.SyncAlways):
 		return syncStreams
+	}
+	return 0
+}
+
+// resultStreams is as many results streams as task streams on a server
+// alone (one replica): each result stored is a sync of its stream when
+// the server syncs every write, one at a time per stream, so that one
+// results stream bounded the tasks per second by the disk's syncs (each
+// task stream syncs twice per task, storing it and removing it, each
+// results stream once). Else 0: jstask's default, 1 (a cluster's
+// replicated streams sync on their own schedule).
+func resultStreams(cfg *Config, nats *natsState) int {
+	if nats.replicas <= 1 {
+		return taskStreams(cfg, nats)
 	}
 	return 0
 }

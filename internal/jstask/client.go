@@ -34,8 +34,8 @@ type Client struct {
 	finish     FinishFunc
 	mu         sync.Mutex // serialises finish calls and seen
 	seen       seenSet
-	cmu        sync.Mutex               // guards consume and closed
-	consume    jetstream.ConsumeContext // nil without a finish callback
+	cmu        sync.Mutex // guards consume and closed
+	consume    readers    // nil without a finish callback
 	closed     bool
 	restarting atomic.Bool
 }
@@ -70,25 +70,54 @@ func Open(ctx context.Context, js jetstream.JetStream, cfg Config, instance stri
 	c.cmu.Lock()
 	defer c.cmu.Unlock()
 	if c.consume != nil { // restartResults came first
-		cc.Stop()
+		cc.stop()
 		return c, nil
 	}
 	c.consume = cc
 	return c, nil
 }
 
-// readResults creates or updates the instance's results consumer and
-// starts reading it.
-func (c *Client) readResults(ctx context.Context) (jetstream.ConsumeContext, error) {
-	cons, err := ensureResults(ctx, c.js, c.cfg, c.instance)
+// readers are the readings of an instance's results streams.
+type readers []jetstream.ConsumeContext
+
+// stop stops each reading.
+func (r readers) stop() {
+	for _, cc := range r {
+		cc.Stop()
+	}
+}
+
+// wait waits for each reading to end.
+func (r readers) wait() {
+	for _, cc := range r {
+		<-cc.Closed()
+	}
+}
+
+// readResults creates or updates the instance's consumer of each results
+// stream (readResultStreams) and starts reading them.
+func (c *Client) readResults(ctx context.Context) (readers, error) {
+	streams, err := readResultStreams(ctx, c.js, c.cfg)
 	if err != nil {
 		return nil, err
 	}
-	cc, err := cons.Consume(c.onResult, jetstream.PullMaxMessages(64), jetstream.ConsumeErrHandler(c.consumeErr))
-	if err != nil {
-		return nil, fmt.Errorf("zealgo: jstask: results of %s: %w", c.instance, err)
+	var out readers
+	for _, i := range streams {
+		cons, err := ensureResults(ctx, c.js, c.cfg, c.instance, i)
+		if err == nil {
+			var cc jetstream.ConsumeContext
+			// Pulls of up to 256: the results of a burst come in few pulls.
+			cc, err = cons.Consume(c.onResult, jetstream.PullMaxMessages(256), jetstream.ConsumeErrHandler(c.consumeErr))
+			if err == nil {
+				out = append(out, cc)
+				continue
+			}
+			err = fmt.Errorf("zealgo: jstask: results of %s: %w", c.instance, err)
+		}
+		out.stop()
+		return nil, err
 	}
-	return cc, nil
+	return out, nil
 }
 
 // consumeErr restarts the reading of results when the consumer is gone
@@ -115,7 +144,7 @@ func (c *Client) restartResults() {
 		if errors.Is(err, ErrStreamLost) {
 			c.cfg.Logger.Error(err.Error(), "instance", c.instance)
 		}
-		var cc jetstream.ConsumeContext
+		var cc readers
 		if err == nil {
 			cc, err = c.readResults(ctx)
 		}
@@ -123,18 +152,14 @@ func (c *Client) restartResults() {
 		c.cmu.Lock()
 		if c.closed {
 			c.cmu.Unlock()
-			if cc != nil {
-				cc.Stop()
-			}
+			cc.stop()
 			return
 		}
 		if err == nil {
 			old := c.consume
 			c.consume = cc
 			c.cmu.Unlock()
-			if old != nil {
-				old.Stop()
-			}
+			old.stop()
 			return
 		}
 		c.cmu.Unlock()
@@ -239,11 +264,8 @@ func (c *Client) Close() {
 	cc := c.consume
 	c.cmu.Unlock()
 	c.drops.stop()
-	if cc == nil {
-		return
-	}
-	cc.Stop()
-	<-cc.Closed()
+	cc.stop()
+	cc.wait()
 }
 
 // onResult hands one result to the finish callback and acknowledges it.

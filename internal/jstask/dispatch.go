@@ -51,6 +51,7 @@ func (c *Client) Dispatch(ctx context.Context, t Task) (int64, error) {
 	}
 	t.Instance = c.instance
 	t.Dispatched = time.Now().UTC()
+	t.Results = int(uint64(t.ID) % uint64(c.cfg.ResultStreams))
 	body, err := json.Marshal(t)
 	if err != nil {
 		return 0, fmt.Errorf("zealgo: jstask: task %s: %w", t.Handler, err)

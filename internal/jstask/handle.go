@@ -235,7 +235,10 @@ func (w *Worker) record(m jetstream.Msg, t Task, result json.RawMessage, runErr 
 	deadline := time.Now().Add(2*w.cfg.AckWait + 10*time.Second)
 	for pause := 50 * time.Millisecond; ; pause = min(2*pause, time.Second) {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		_, err := w.js.PublishMsg(ctx, msg, jetstream.WithMsgID(msg.Header.Get(hdrID)), jetstream.WithExpectStream(w.n.results))
+		// No message id: the results stream keeps one message per
+		// subject (one per task) and refuses a second one, which a
+		// de-duplication id would only repeat at a cost per result.
+		_, err := w.js.PublishMsg(ctx, msg, jetstream.WithExpectStream(resultStreamOf(w.n, t)))
 		cancel()
 		switch {
 		case err == nil:
@@ -260,7 +263,10 @@ func (w *Worker) record(m jetstream.Msg, t Task, result json.RawMessage, runErr 
 func (w *Worker) recorded(t Task) bool {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	_, err := w.results.GetLastMsgForSubject(ctx, resultSubject(w.n, t))
+	st, err := w.resultsStream(ctx, t.Results)
+	if err == nil {
+		_, err = st.GetLastMsgForSubject(ctx, resultSubject(w.n, t))
+	}
 	return err == nil
 }
 
@@ -291,9 +297,17 @@ func decodeTask(m jetstream.Msg) (Task, error) {
 	return t, nil
 }
 
-// resultSubject is where the result of t goes.
+// resultSubject is where the result of t goes: its results stream's
+// subject of its instance and id.
 func resultSubject(n names, t Task) string {
-	return n.resPref + t.Instance + "." + strconv.FormatInt(t.ID, 10)
+	_, pref := n.resultStream(max(t.Results, 0))
+	return pref + t.Instance + "." + strconv.FormatInt(t.ID, 10)
+}
+
+// resultStreamOf is the results stream of t.
+func resultStreamOf(n names, t Task) string {
+	name, _ := n.resultStream(max(t.Results, 0))
+	return name
 }
 
 // failure is the body of a result message for a failed task.

@@ -20,6 +20,10 @@
 //	                Each instance reads its own subjects through the durable
 //	                consumer "results-<instance>", so that results wait for
 //	                an instance that is down.
+//	                With Config.ResultStreams above 1, ZEALGO_RESULTS_<i>,
+//	                subjects zealgo.results_<i>.<instance>.<id>, take the
+//	                results of the tasks whose Results is i, each with its
+//	                consumer "results-<instance>".
 //	ZEALGO_IDS      subject zealgo.ids; its sequence hands out blocks of
 //	                task ids, unique across instances and restarts.
 //	ZEALGO_DEAD     subjects zealgo.dead.<id>: the tasks given up (their
@@ -74,6 +78,10 @@ type Task struct {
 	// with the same key within Config.DuplicateWindow is dropped, and
 	// Dispatch returns the first one's id.
 	Key string `json:"key,omitempty"`
+	// Results is the results stream the task's result goes to (0 to
+	// Config.ResultStreams-1), chosen by Dispatch, so that every run of
+	// the task writes to the same one.
+	Results int `json:"results,omitempty"`
 	// Attempts, Backoff and Timeout override Config's for this task
 	// when set.
 	Attempts int           `json:"attempts,omitempty"`
@@ -188,6 +196,12 @@ type Config struct {
 	// default Replicas (1 alone, 3 on a cluster of three or more), at
 	// most 16.
 	Streams int
+	// ResultStreams is the number of results streams, the results of
+	// the tasks spread over them by id: a store that syncs every write
+	// writes one result at a time per stream, so that one results stream
+	// bounds the tasks per second by the disk's syncs; default 1, at most
+	// 16. Each instance reads every results stream there is.
+	ResultStreams int
 	// DeadRetention is how long a given-up task stays in the dead-letter
 	// stream; default 7 days.
 	DeadRetention time.Duration
@@ -245,6 +259,7 @@ func (c Config) withDefaults() (Config, error) {
 		c.Streams = c.Replicas
 	}
 	c.Streams = min(c.Streams, maxStreams)
+	c.ResultStreams = min(max(c.ResultStreams, 1), maxStreams)
 	if c.Logger == nil {
 		c.Logger = slog.Default()
 	}
@@ -262,6 +277,17 @@ func (n names) taskStream(i int) (stream, subject string) {
 		return n.tasks, n.taskSubj
 	}
 	return n.tasks + "_" + strconv.Itoa(i), n.taskSubj + "." + strconv.Itoa(i)
+}
+
+// resultStream returns the name and subject prefix of results stream i
+// (prefix + "<instance>.<id>"): stream 0 is the one of zealgo before
+// there were several.
+func (n names) resultStream(i int) (stream, prefix string) {
+	if i == 0 {
+		return n.results, n.resPref
+	}
+	k := strconv.Itoa(i)
+	return n.results + "_" + k, strings.TrimSuffix(n.resPref, ".") + "_" + k + "."
 }
 
 // names returns the streams, subjects and consumers of c.

@@ -58,7 +58,7 @@ func (q *resultQueue) record(m jetstream.Msg, t Task, result json.RawMessage, n 
 		w.record(m, t, result, nil, n)
 		return
 	}
-	f, err := w.js.PublishMsgAsync(msg, jetstream.WithMsgID(msg.Header.Get(hdrID)), jetstream.WithExpectStream(w.n.results))
+	f, err := w.js.PublishMsgAsync(msg, jetstream.WithExpectStream(resultStreamOf(w.n, t))) // no message id: see Worker.record
 	if err != nil {
 		w.record(m, t, result, nil, n)
 		return

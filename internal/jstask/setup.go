@@ -29,22 +29,17 @@ func taskConfig(c Config, i int) jetstream.StreamConfig {
 	}
 }
 
-// streamConfigs are the task, result and dead-letter streams of c.
-func streamConfigs(c Config) []jetstream.StreamConfig {
-	n := c.names()
-	dup := min(c.DuplicateWindow, c.ResultRetention)
-	var out []jetstream.StreamConfig
-	for i := range c.Streams {
-		out = append(out, taskConfig(c, i))
-	}
-	return append(out, jetstream.StreamConfig{
-		Name:        n.results,
+// resultConfig is results stream i of c.
+func resultConfig(c Config, i int) jetstream.StreamConfig {
+	name, pref := c.names().resultStream(i)
+	return jetstream.StreamConfig{
+		Name:        name,
 		Description: "zealgo task results, one subject per instance and task",
-		Subjects:    []string{n.resPref + ">"},
+		Subjects:    []string{pref + ">"},
 		Retention:   jetstream.LimitsPolicy,
 		Storage:     jetstream.FileStorage,
 		MaxAge:      c.ResultRetention,
-		Duplicates:  dup,
+		Duplicates:  min(c.DuplicateWindow, c.ResultRetention),
 		// One result per task: a second one (the task ran twice) is refused.
 		MaxMsgsPerSubject:    1,
 		Discard:              jetstream.DiscardNew,
@@ -52,7 +47,20 @@ func streamConfigs(c Config) []jetstream.StreamConfig {
 		MaxMsgs:              -1,
 		MaxBytes:             -1,
 		Replicas:             c.Replicas,
-	}, jetstream.StreamConfig{
+	}
+}
+
+// streamConfigs are the task, result and dead-letter streams of c.
+func streamConfigs(c Config) []jetstream.StreamConfig {
+	n := c.names()
+	var out []jetstream.StreamConfig
+	for i := range c.Streams {
+		out = append(out, taskConfig(c, i))
+	}
+	for i := range c.ResultStreams {
+		out = append(out, resultConfig(c, i))
+	}
+	return append(out, jetstream.StreamConfig{
 		Name:        n.dead,
 		Description: "zealgo tasks given up: list, retry or purge them with zealgo tasks",
 		Subjects:    []string{n.deadPref + "*"},
@@ -144,7 +152,7 @@ func sameStream(old, want jetstream.StreamConfig) bool {
 // since its tasks and ends are gone, and what to do is said.
 func checkStreams(ctx context.Context, js jetstream.JetStream, c Config) error {
 	n := c.names()
-	for _, name := range append(taskStreams(c), n.results, n.ids) {
+	for _, name := range append(append(taskStreams(c), resultStreams(c)...), n.ids) {
 		_, err := js.Stream(ctx, name)
 		if errors.Is(err, jetstream.ErrStreamNotFound) {
 			return fmt.Errorf("%w: stream %s is not on the NATS server any more (it lost its data, or it was deleted); "+
@@ -211,6 +219,15 @@ func taskStreams(c Config) []string {
 	return out
 }
 
+// resultStreams are the names of c's results streams.
+func resultStreams(c Config) []string {
+	out := make([]string, c.ResultStreams)
+	for i := range out {
+		out[i], _ = c.names().resultStream(i)
+	}
+	return out
+}
+
 // ensureWorkers creates the workers' durable consumer of a task stream,
 // or updates it; each stream's has an equal share of MaxInFlight.
 // The server delivers without limit; the worker enforces MaxDeliver so
@@ -237,13 +254,13 @@ func ensureWorkers(ctx context.Context, js jetstream.JetStream, c Config, stream
 // or updates it. A consumer unused for ResultRetention (its instance
 // never came back) is removed by the server; the results stay in the
 // stream until they expire, where a restart of the instance finds them.
-func ensureResults(ctx context.Context, js jetstream.JetStream, c Config, instance string) (jetstream.Consumer, error) {
-	n := c.names()
+func ensureResults(ctx context.Context, js jetstream.JetStream, c Config, instance string, i int) (jetstream.Consumer, error) {
+	stream, pref := c.names().resultStream(i)
 	name := "results-" + instance
-	cons, err := js.CreateOrUpdateConsumer(ctx, n.results, jetstream.ConsumerConfig{
+	cons, err := js.CreateOrUpdateConsumer(ctx, stream, jetstream.ConsumerConfig{
 		Durable:           name,
 		Description:       "zealgo task results of instance " + instance,
-		FilterSubject:     n.resPref + instance + ".>",
+		FilterSubject:     pref + instance + ".>",
 		AckPolicy:         jetstream.AckExplicitPolicy,
 		AckWait:           c.ResultAckWait,
 		MaxDeliver:        -1,
@@ -252,7 +269,7 @@ func ensureResults(ctx context.Context, js jetstream.JetStream, c Config, instan
 		Replicas:          c.Replicas,
 	})
 	if err != nil {
-		return nil, fmt.Errorf("zealgo: jstask: consumer %s of %s: %w", name, n.results, err)
+		return nil, fmt.Errorf("zealgo: jstask: consumer %s of %s: %w", name, stream, err)
 	}
 	return cons, nil
 }

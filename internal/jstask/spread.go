@@ -21,7 +21,7 @@ func SpreadGroups(cfg Config) [3][]string {
 		cfg.Prefix = "zealgo"
 	}
 	n := cfg.names()
-	return [3][]string{{n.tasks, n.tasks + "_*"}, {n.results, n.ids}, {n.dead, "KV_" + n.runs}}
+	return [3][]string{{n.tasks, n.tasks + "_*"}, {n.results, n.results + "_*", n.ids}, {n.dead, "KV_" + n.runs}}
 }
 
 // workerStreams are the task streams the workers read: those of c, and
@@ -40,6 +40,30 @@ func workerStreams(ctx context.Context, js jetstream.JetStream, c Config) ([]str
 	}
 	if err := lister.Err(); err != nil && !errors.Is(err, jetstream.ErrEndOfData) {
 		return nil, fmt.Errorf("zealgo: jstask: list the task streams: %w", err)
+	}
+	return out, nil
+}
+
+// readResultStreams are the results streams an instance reads: those
+// of c, and any further ones left by a configuration with more
+// (Config.ResultStreams lowered), so that their results are handed over,
+// not lost. It returns their numbers.
+func readResultStreams(ctx context.Context, js jetstream.JetStream, c Config) ([]int, error) {
+	out := make([]int, c.ResultStreams)
+	for i := range out {
+		out[i] = i
+	}
+	re := regexp.MustCompile("^" + regexp.QuoteMeta(c.names().results) + `_(\d+)$`)
+	lister := js.StreamNames(ctx)
+	for name := range lister.Name() {
+		if m := re.FindStringSubmatch(name); m != nil {
+			if i, err := strconv.Atoi(m[1]); err == nil && i >= c.ResultStreams && i < maxStreams {
+				out = append(out, i)
+			}
+		}
+	}
+	if err := lister.Err(); err != nil && !errors.Is(err, jetstream.ErrEndOfData) {
+		return nil, fmt.Errorf("zealgo: jstask: list the results streams: %w", err)
 	}
 	return out, nil
 }

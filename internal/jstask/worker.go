@@ -65,10 +65,11 @@ type Worker struct {
 	js      jetstream.JetStream
 	cfg     WorkerConfig
 	n       names
-	streams []string             // the task streams read (workerStreams)
-	cmu     sync.Mutex           // guards cons: a stream's pull loop may create its consumer again
-	cons    []jetstream.Consumer // their workers' consumers
-	results jetstream.Stream
+	streams []string                 // the task streams read (workerStreams)
+	cmu     sync.Mutex               // guards cons: a stream's pull loop may create its consumer again
+	cons    []jetstream.Consumer     // their workers' consumers
+	rmu     sync.Mutex               // guards results
+	results map[int]jetstream.Stream // the results streams looked up (resultsStream)
 
 	mu       sync.Mutex
 	inflight map[jetstream.Msg]struct{}
@@ -114,8 +115,9 @@ func NewWorker(ctx context.Context, js jetstream.JetStream, cfg WorkerConfig) (*
 		}
 		w.cons = append(w.cons, cons)
 	}
-	if w.results, err = js.Stream(ctx, w.n.results); err != nil {
-		return nil, fmt.Errorf("zealgo: jstask: stream %s: %w", w.n.results, err)
+	w.results = map[int]jetstream.Stream{}
+	if _, err := w.resultsStream(ctx, 0); err != nil {
+		return nil, err
 	}
 	if w.runs, err = js.KeyValue(ctx, w.n.runs); err != nil {
 		return nil, fmt.Errorf("zealgo: jstask: bucket %s: %w", w.n.runs, err)
@@ -266,6 +268,23 @@ func (w *Worker) markRetry(id int64, n int) {
 	if _, err := w.runs.Put(ctx, "retry-"+strconv.FormatInt(id, 10), []byte(strconv.Itoa(n))); err != nil {
 		w.cfg.Logger.Debug("zealgo: jstask: mark a retry", "id", id, "err", err)
 	}
+}
+
+// resultsStream returns results stream i, looked up once.
+func (w *Worker) resultsStream(ctx context.Context, i int) (jetstream.Stream, error) {
+	i = max(i, 0)
+	w.rmu.Lock()
+	defer w.rmu.Unlock()
+	if st, ok := w.results[i]; ok {
+		return st, nil
+	}
+	name, _ := w.n.resultStream(i)
+	st, err := w.js.Stream(ctx, name)
+	if err != nil {
+		return nil, fmt.Errorf("zealgo: jstask: stream %s: %w", name, err)
+	}
+	w.results[i] = st
+	return st, nil
 }
 
 // reensure creates the consumer of task stream i again if it is missing;

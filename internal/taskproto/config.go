@@ -53,6 +53,9 @@ type QueueConfig struct {
 	// Streams is jstask.Config's: how many task streams; zero for the
 	// default.
 	Streams int `json:"streams,omitempty"`
+	// ResultStreams is jstask.Config's: how many results streams; zero
+	// for the default.
+	ResultStreams int `json:"result_streams,omitempty"`
 }
 
 // The classes of a failed task, in Message.Fail. A worker sends the first
