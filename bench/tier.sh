@@ -168,15 +168,15 @@ tier_path() { if [ "$1" = db ]; then echo "$TIER_DB"; else echo "$TIER_GET"; fi;
 # tier_median ID FIELD [OTHER]: the median over the runs of ID's field (1
 # requests/s, 2 CPU µs per request); with OTHER, the median of the ratios
 # of ID's k-th run to OTHER's k-th (its pair, tier_rounds) followed by
-# their spread, "[min–max]".
+# their spread, "[min–max]" (but for ID's ratio to itself).
 tier_median() {
-	awk -v a="${TIER_RUN[$1]}" -v b="${3:+${TIER_RUN[$3]}}" -v f="$2" 'BEGIN {
+	awk -v a="${TIER_RUN[$1]}" -v b="${3:+${TIER_RUN[$3]}}" -v f="$2" -v self="$([ "$1" = "${3:-}" ] && echo 1)" 'BEGIN {
 		n = split(a, x, " "); if (b != "") split(b, y, " ")
 		for (i = 1; i <= n; i++) { split(x[i], u, ":"); v[i] = u[f]; if (b != "") { split(y[i], w, ":"); v[i] = (w[f] > 0 ? u[f] / w[f] : 0) } }
 		for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (v[j] < v[i]) { t = v[i]; v[i] = v[j]; v[j] = t }
 		m = n % 2 ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2
 		if (b == "") printf "%.0f", m
-		else if (a == b) printf "%.3f", m
+		else if (self) printf "%.3f", m
 		else printf "%.3f [%.2f–%.2f]", m, v[1], v[n] }'
 }
 
