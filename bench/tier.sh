@@ -8,8 +8,8 @@
 # section's Markdown in TIER_MD; write_tier prints it.
 # shellcheck shell=bash disable=SC2153,SC2154
 
-TIER_ROUNDS=${TIER_ROUNDS:-5}           # interleaved rounds, the order rotated each round
-TIER_DURATION=${TIER_DURATION:-5s}      # per wrk run of a round
+TIER_ROUNDS=${TIER_ROUNDS:-10}          # measured rounds, each two tiered/built pairs per endpoint (ABBA), after a discarded warm-up round
+TIER_DURATION=${TIER_DURATION:-1s}      # per wrk run of a round
 TIER_SAVES=${TIER_SAVES:-50}            # saves of the editing session
 TIER_SWITCHES=${TIER_SWITCHES:-20}      # of which followed by a switch to a new build
 TIER_COLD=${TIER_COLD:-1}               # 0: skip the first build on a cold build cache
@@ -132,35 +132,52 @@ tier_check() {
 	done
 }
 
-# tier_rounds: interleaved rounds, each endpoint on the three servers, the
-# servers' order rotated every round.
+# tier_rounds: a warm-up round, discarded, then TIER_ROUNDS rounds. A round
+# runs each endpoint on the servers back to back in a mirrored order,
+# tiered built interp interp built tiered (every other round built and
+# tiered swapped), so that the runs of each pair (the k-th tiered and the
+# k-th built run, likewise interp and built) are next to each other or
+# one apart, and a load that rises or falls during the round weighs on
+# both alike: a ratio is taken within each pair, and its median over the
+# pairs reported with their spread.
 tier_rounds() {
-	local order=(tiered built interp) r i n path ep
-	for n in "${order[@]}"; do
-		for path in "$TIER_GET" "$TIER_DB"; do wrk -t1 -c10 -d2s "http://127.0.0.1:${TIER_PORT[$n]}$path" >/dev/null; done
+	local r ep n order
+	log "tier: warm-up round (discarded)"
+	for ep in get db; do
+		for n in tiered built interp; do
+			wrk -t"$THREADS" -c"$CONNS" -d"$TIER_DURATION" "http://127.0.0.1:${TIER_PORT[$n]}$(tier_path "$ep")" >/dev/null
+		done
 	done
+	TIER_LOADS=""
 	for r in $(seq 1 "$TIER_ROUNDS"); do
 		log "tier: round $r of $TIER_ROUNDS"
+		TIER_LOADS+="$(cut -d' ' -f1 /proc/loadavg) "
+		order=(tiered built interp interp built tiered)
+		((r % 2)) || order=(built tiered interp interp tiered built)
 		for ep in get db; do
-			path=$TIER_GET
-			[ "$ep" = db ] && path=$TIER_DB
-			for i in 0 1 2; do
-				n=${order[$(((i + r) % 3))]}
-				tier_wrk "$ep-$n" "${TIER_PORT[$n]}" "${TIER_PID[$n]}" "$path"
+			for n in "${order[@]}"; do
+				tier_wrk "$ep-$n" "${TIER_PORT[$n]}" "${TIER_PID[$n]}" "$(tier_path "$ep")"
 			done
 		done
 	done
 }
 
-# tier_median ID FIELD OTHER: the median over the rounds of ID's field
-# (1 requests/s, 2 CPU µs per request), or of its ratio to OTHER's.
+# tier_path EP: the path of endpoint get or db.
+tier_path() { if [ "$1" = db ]; then echo "$TIER_DB"; else echo "$TIER_GET"; fi; }
+
+# tier_median ID FIELD [OTHER]: the median over the runs of ID's field (1
+# requests/s, 2 CPU µs per request); with OTHER, the median of the ratios
+# of ID's k-th run to OTHER's k-th (its pair, tier_rounds) followed by
+# their spread, "[min–max]" (but for ID's ratio to itself).
 tier_median() {
-	awk -v a="${TIER_RUN[$1]}" -v b="${3:+${TIER_RUN[$3]}}" -v f="$2" 'BEGIN {
+	awk -v a="${TIER_RUN[$1]}" -v b="${3:+${TIER_RUN[$3]}}" -v f="$2" -v self="$([ "$1" = "${3:-}" ] && echo 1)" 'BEGIN {
 		n = split(a, x, " "); if (b != "") split(b, y, " ")
 		for (i = 1; i <= n; i++) { split(x[i], u, ":"); v[i] = u[f]; if (b != "") { split(y[i], w, ":"); v[i] = (w[f] > 0 ? u[f] / w[f] : 0) } }
 		for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (v[j] < v[i]) { t = v[i]; v[i] = v[j]; v[j] = t }
 		m = n % 2 ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2
-		printf(b != "" ? "%.3f" : "%.0f", m) }'
+		if (b == "") printf "%.0f", m
+		else if (self) printf "%.3f", m
+		else printf "%.3f [%.2f–%.2f]", m, v[1], v[n] }'
 }
 
 tier_errors() { awk -v a="${TIER_RUN[$1]}" 'BEGIN { n = split(a, x, " "); for (i = 1; i <= n; i++) { split(x[i], u, ":"); e += u[3] } print e + 0 }'; }
@@ -171,7 +188,7 @@ tier_markdown() {
 	echo "$(git rev-parse --short HEAD 2>/dev/null || echo unknown)$(git diff --quiet 2>/dev/null || echo ' + uncommitted changes'), \`nproc\` = $(nproc), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')."
 	echo "Load before: \`$TIER_LOAD_BEFORE\`; after: \`$TIER_LOAD_AFTER\`."
 	echo "The machine is shared with other sessions (see the load averages): absolute"
-	echo "figures are low and noisy; the ratios of interleaved rounds of the same run, and"
+	echo "figures are low and noisy; the ratios within pairs of runs back to back, and"
 	echo "the CPU per request of each server (its process tree's, from \`/proc\`), are the"
 	echo "figures to read."
 	echo
@@ -182,11 +199,16 @@ tier_markdown() {
 	echo "Three servers at once, each on a copy of it: **tiered** \`zealgo serve\` (defaults:"
 	echo "settle 1 s), measured after the log said \`zealgo tier: serving a native build\`;"
 	echo "**built**, the \`zealgo build\` binary's \`serve\`; **interpreted**, \`zealgo serve"
-	echo "--tiered=false\`. $TIER_ROUNDS rounds of wrk ($THREADS threads, $CONNS connections, $TIER_DURATION), each"
-	echo "endpoint on the three servers in an order rotated every round. Target (issue 29):"
-	echo "tiered ≥ 0.95 of built."
+	echo "--tiered=false\`. The same wrk for all ($THREADS threads, $CONNS connections, $TIER_DURATION a run), no server"
+	echo "pinned: a warm-up round (discarded), then $TIER_ROUNDS rounds, each running each endpoint"
+	echo "on the servers back to back in a mirrored order, tiered built interp interp built"
+	echo "tiered (built and tiered swapped every other round), so that the k-th tiered and"
+	echo "the k-th built run (likewise interp and built) make a pair run next to each other"
+	echo "or one apart: $((2 * TIER_ROUNDS)) pairs a server and endpoint. A ratio is taken within each pair;"
+	echo "the table gives the median over the pairs and, in brackets, the lowest and the"
+	echo "highest. Target (issue 29): tiered ≥ 0.95 of built."
 	echo
-	echo "| endpoint | server | requests/s (median) | ÷ built (median of the rounds' ratios) | CPU µs per request (median) | CPU per request ÷ built | errors |"
+	echo "| endpoint | server | requests/s (median) | ÷ built (median of the pairs' ratios [min–max]) | CPU µs per request (median) | CPU per request ÷ built (median [min–max]) | errors |"
 	echo "|---|---|---:|---:|---:|---:|---:|"
 	for ep in get db; do
 		for n in tiered built interp; do
@@ -195,7 +217,9 @@ tier_markdown() {
 		done
 	done
 	echo
-	echo "Every run (requests/s:CPU µs per request:errors):"
+	echo "Load average (1 min) at the start of each round: $TIER_LOADS"
+	echo
+	echo "Every run, in order (requests/s:CPU µs per request:errors; the k-th runs of two servers are a pair):"
 	echo
 	for ep in get db; do
 		for n in tiered built interp; do echo "- $ep, $n: ${TIER_RUN[$ep-$n]}"; done
@@ -238,7 +262,7 @@ tier_markdown() {
 	echo "zealgo serve --root \$APP --addr 127.0.0.1:\$PORT --data \$DATA            # tiered"
 	echo "\$BIN/built serve --root \$APP --addr 127.0.0.1:\$PORT --data \$DATA       # built"
 	echo "zealgo serve --tiered=false --root \$APP --addr 127.0.0.1:\$PORT --data \$DATA"
-	echo "wrk -t$THREADS -c$CONNS -d$TIER_DURATION http://127.0.0.1:\$PORT<path>   # $TIER_ROUNDS rotated rounds"
+	echo "wrk -t$THREADS -c$CONNS -d$TIER_DURATION http://127.0.0.1:\$PORT<path>   # a warm-up round, then $TIER_ROUNDS mirrored rounds (ABBA)"
 	echo "tierload -url http://127.0.0.1:\$PORT -root \$APP -log serve.log -pid \$SUPERVISOR -saves $TIER_SAVES -switches $TIER_SWITCHES -load 8 -rate $TIER_RATE -budget $TIER_BUDGET"
 	echo '```'
 }
