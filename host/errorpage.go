@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"html/template"
 	"io"
 	"net/http"
@@ -407,9 +408,18 @@ func formatError(r *http.Request, e *Error) (b []byte, err error) {
 }
 
 // fail sends err: an *Error as it is, anything else as a 500
-// internal_error whose cause goes to the log under the request id.
+// internal_error whose cause goes to the log under the request id. An
+// error that is the request's own cancellation (the client went away and
+// the handler returned what its context said, or a query canceled with
+// it) is no failure of the server: it is logged at info level and
+// answered 499, as nginx does, which nobody reads but the access log and
+// the metrics, whose 5xx count it stays out of.
 func (a *core) fail(w http.ResponseWriter, r *http.Request, err error) {
 	e := asError(err)
+	if e == nil && clientGone(r, err) {
+		a.log.Info("request canceled: the client went away", "request_id", requestID(r), "path", r.URL.Path, "err", err)
+		e = &Error{Status: statusClientClosed, Code: "client_closed_request", Hint: "the client closed the request"}
+	}
 	if e == nil {
 		id := requestID(r)
 		a.log.Error("handler error", "request_id", id, "path", r.URL.Path, "err", err)
@@ -417,4 +427,14 @@ func (a *core) fail(w http.ResponseWriter, r *http.Request, err error) {
 		a.devTemplateError(e, err)
 	}
 	writeError(w, r, e)
+}
+
+// statusClientClosed is the status of a request the client closed before
+// the answer (nginx's 499).
+const statusClientClosed = 499
+
+// clientGone reports whether err comes from the cancellation of r's
+// context: the client closed the request.
+func clientGone(r *http.Request, err error) bool {
+	return errors.Is(err, context.Canceled) && errors.Is(r.Context().Err(), context.Canceled)
 }
