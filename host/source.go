@@ -61,6 +61,7 @@ func (l *loader) handlerSource(dir string) (fileSource[*handlerFile], error) {
 	if on, m := tierChild(); on { // tiered serve (tier_child.go)
 		if m != nil && dir == l.dirs.api {
 			l.log.Info("zealgo tier: serving a native build: files unchanged since run compiled", "gen", m.Gen, "files", compiledCount())
+			l.tierWarm(m)
 		}
 		build = tierBuild(l, build, l.compiledHandler)
 	}

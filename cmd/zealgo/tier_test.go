@@ -104,7 +104,8 @@ func serveTier(t *testing.T, app string, env []string, extra ...string) (string,
 // compiled Go does, an edited file with its new version at once,
 // interpreted, and the corpus files added meanwhile as compiled Go does
 // once the next build is in; no request to another file fails under load
-// across the switches. The metrics listener (--metrics-addr), which the
+// across the switches; the native build's process warms its interpreter
+// before it says it is ready. The metrics listener (--metrics-addr), which the
 // supervisor holds, answers before and after the switch. zealgo check
 // names the compiled-only file without failing; with --tiered=false it
 // fails.
@@ -172,6 +173,13 @@ func TestTieredServe(t *testing.T) {
 		if !strings.Contains(logs.String(), w) {
 			t.Errorf("the log lacks %q:\n%s", w, logs)
 		}
+	}
+	// The native build's process warms its interpreter before it says it
+	// is ready: the first save after the switch reloads as fast as the next.
+	native := logs.String()[max(strings.Index(logs.String(), "zealgo tier: serving a native build"), 0):]
+	warm, ready := strings.Index(native, "zealgo tier: interpreter ready for the next save"), strings.Index(native, "zealgo serving")
+	if warm < 0 || ready < 0 || warm > ready || strings.Contains(native[warm:ready], "packages=0 ") {
+		t.Errorf("the native build's process did not warm its interpreter before it was ready:\n%s", native)
 	}
 }
 

@@ -9,7 +9,7 @@
 // memory. Any failed request (transport error, status other than 200, a
 // body that is not JSON) counts. It prints Markdown tables.
 //
-//	tierload -url http://127.0.0.1:8080 -root DIR -log serve.log -pid PID -saves 50 -switches 20
+//	tierload -url http://127.0.0.1:8080 -root DIR -log serve.log -pid PID -saves 150 -switches 20
 package main
 
 import (
@@ -47,7 +47,7 @@ func main() {
 	root := flag.String("root", "", "the server's application root")
 	logPath := flag.String("log", "", "serve's log file")
 	pid := flag.Int("pid", 0, "the PID of serve's supervisor")
-	saves := flag.Int("saves", 50, "saves of api/bench/edit.go")
+	saves := flag.Int("saves", 150, "saves of api/bench/edit.go")
 	switches := flag.Int("switches", 20, "saves after which the switch to a new build is awaited")
 	load := flag.Int("load", 8, "concurrent clients during the session")
 	rate := flag.Int("rate", 0, "requests per second of all the clients together, 0 for no pause")

@@ -18,6 +18,11 @@ func (s *session) report(elapsed time.Duration, total, failed int64, first strin
 	fmt.Printf("| %d | %d | %s | %s | %s | %d (%.0f/s, %d clients) | %d |\n", len(s.live), len(s.waited),
 		benchutil.Ms(benchutil.Percentile(s.live, 50)), benchutil.Ms(benchutil.Percentile(s.live, 99)),
 		benchutil.Ms(benchutil.Percentile(s.live, 100)), total, float64(total)/elapsed.Seconds(), clients, failed)
+	after, others := s.split()
+	fmt.Printf("\nOf these, the first save after each switch (the new serving process's first reload of the file): %d, p50 %s, max %s;"+
+		" the other saves: %d, p50 %s, p99 %s, max %s.\n", len(after), benchutil.Ms(benchutil.Percentile(after, 50)),
+		benchutil.Ms(benchutil.Percentile(after, 100)), len(others), benchutil.Ms(benchutil.Percentile(others, 50)),
+		benchutil.Ms(benchutil.Percentile(others, 99)), benchutil.Ms(benchutil.Percentile(others, 100)))
 	if first != "" {
 		fmt.Printf("\nFirst failure: %s\n", first)
 	}
@@ -26,6 +31,23 @@ func (s *session) report(elapsed time.Duration, total, failed int64, first strin
 		fmt.Printf(" **It ended early: %s** (%d of %d saves, %d of %d switches).", s.stopped, len(s.live), s.saves, len(s.waited), s.switches)
 	}
 	fmt.Print("\n\n")
+}
+
+// split returns the times of the saves that came first after a switch
+// (those after a save whose switch was waited for) and of the others.
+func (s *session) split() (after, others []time.Duration) {
+	first := map[int]bool{}
+	for _, v := range s.waited {
+		first[v+1] = true
+	}
+	for i, d := range s.live { // s.live[i] is save i+1's
+		if first[i+1] {
+			after = append(after, d)
+		} else {
+			others = append(others, d)
+		}
+	}
+	return after, others
 }
 
 // settles returns, for each build started during the session, the quiet

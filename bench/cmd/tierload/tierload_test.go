@@ -82,3 +82,14 @@ func TestTree(t *testing.T) {
 		t.Errorf("treeCPU %d < the process's own %d", treeCPU(ps), ps[0].self)
 	}
 }
+
+// TestSplit: the first save after each awaited switch is told apart from
+// the others.
+func TestSplit(t *testing.T) {
+	ms := time.Millisecond
+	s := &session{live: []time.Duration{1 * ms, 2 * ms, 3 * ms, 4 * ms, 5 * ms, 6 * ms}, waited: []int{2, 5}}
+	after, others := s.split()
+	if len(after) != 2 || after[0] != 3*ms || after[1] != 6*ms || len(others) != 4 {
+		t.Errorf("split: after %v, others %v; want [3ms 6ms] and 4 others", after, others)
+	}
+}
