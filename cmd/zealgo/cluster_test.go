@@ -354,8 +354,8 @@ func TestClusterBehindNginx(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs processes for about 30 s")
 	}
-	// Mostly waiting on its processes: it runs beside
-	// TestTieredModuleImport, which mostly waits on a native build, after
+	// Mostly waiting on its processes: it runs beside TestTieredServe,
+	// which mostly waits on native builds, after
 	// the package's other tests (its deadlines are of 10 s and more).
 	t.Parallel()
 	natsURL := startNATS(t)

@@ -3,66 +3,20 @@ package main
 import (
 	"io"
 	"net/http"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/zealgo/zealgo/internal/testutil"
 )
 
 // uuidFile imports a module of the application's go.mod that the stock
-// binary carries no symbols for, and answers where it runs (kindFile).
+// binary carries no symbols for, and answers where it runs (kindFile):
+// TestTieredServe serves it.
 const uuidFile = "//go:build ignore\n\npackage main\n\nimport (\n\t\"reflect\"\n\n\t\"github.com/google/uuid\"\n" +
 	"\t\"github.com/zealgo/zealgo/host\"\n)\n\ntype probe struct{}\n\n" +
 	"var id = func(api *host.API) any {\n\tu := uuid.MustParse(\"6ba7b810-9dad-11d1-80b4-00c04fd430c8\")\n" +
 	"\treturn map[string]any{\"v\": %s, \"ver\": int(u.Version()), \"pkg\": reflect.TypeOf(probe{}).PkgPath()}\n}\n"
-
-// TestTieredModuleImport: a handler file importing a module the
-// application requires (github.com/google/uuid), which the stock binary
-// does not carry, runs compiled only until the first build, then serves
-// compiled; an edit of it then serves interpreted at once, through the
-// symbol tables the build generated, with no 503 meanwhile.
-func TestTieredModuleImport(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds the application natively: minutes on a cold build cache")
-	}
-	// Mostly waiting on the native build: it runs beside
-	// TestClusterBehindNginx after the package's other tests, whose builds
-	// (TestNewApplication's zealgo build, TestTieredServe's) have then
-	// filled the build cache it reads.
-	t.Parallel()
-	app := newTierApp(t)
-	get := exec.Command("go", "get", "github.com/google/uuid@v1.6.0")
-	get.Dir, get.Env = app, append(os.Environ(), goEnv...)
-	if out, err := get.CombinedOutput(); err != nil {
-		t.Fatalf("go get: %v\n%s", err, out)
-	}
-	writeApp(t, app, "api/id.go", strings.Replace(uuidFile, "%s", "1", 1))
-	base, logs, _ := serveTier(t, app, nil, "--tier-settle", "100ms")
-	if code, _, body := fetch(t, "GET", base+"/api/id", "", ""); code != 503 || !strings.Contains(body, "compiled_only") {
-		t.Errorf("before the build, GET /api/id: %d %s; want 503 compiled_only", code, body)
-	}
-	testutil.WaitFor(t, 10*time.Minute, "the native build and the switch", func() bool {
-		_, body, _ := tryGet(base + "/api/id") // a connection may close at the switch (TestTieredServe)
-		return body == `{"pkg":"zealgo.build/app/files/api/id_go","v":1,"ver":1}`
-	})
-	writeApp(t, app, "api/id.go", strings.Replace(uuidFile, "%s", "2", 1))
-	began := time.Now()
-	testutil.WaitFor(t, 5*time.Second, "the edit, interpreted", func() bool {
-		code, body, err := tryGet(base + "/api/id")
-		if err == nil && code != 200 {
-			t.Fatalf("GET /api/id after the edit: %d %s", code, body)
-		}
-		return body == `{"pkg":"","v":2,"ver":1}`
-	})
-	t.Logf("the edit served interpreted after %v", time.Since(began).Round(time.Millisecond))
-	if !strings.Contains(logs.String(), "zealgo tier: build ready") {
-		t.Errorf("the log:\n%s", logs)
-	}
-}
 
 // tryGet GETs url and returns its status and body.
 func tryGet(url string) (int, string, error) {

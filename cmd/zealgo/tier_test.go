@@ -107,14 +107,30 @@ func serveTier(t *testing.T, app string, env []string, extra ...string) (string,
 // across the switches; the native build's process warms its interpreter
 // before it says it is ready. The metrics listener (--metrics-addr), which the
 // supervisor holds, answers before and after the switch. zealgo check
-// names the compiled-only file without failing; with --tiered=false it
-// fails.
+// names the compiled-only files without failing; with --tiered=false it
+// fails. The same build also covers a handler file importing a module
+// the application requires (github.com/google/uuid), which the stock
+// binary does not carry: it runs compiled only until the first build,
+// then serves compiled; an edit of it then serves interpreted at once,
+// through the symbol tables the build generated, with no 503 meanwhile
+// (one application and its builds serve both, instead of a build each).
 func TestTieredServe(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the application natively: minutes on a cold build cache")
 	}
+	// Mostly waiting on the native builds: it runs beside
+	// TestClusterBehindNginx after the package's other tests, whose
+	// builds (TestNewApplication's zealgo build) have then filled the
+	// build cache it reads.
+	t.Parallel()
 	app := newTierApp(t)
-	if _, errOut, code := runIn(t, app, nil, binary, "check"); code != 0 || !strings.Contains(errOut, "1 file(s) run compiled only") {
+	get := exec.Command("go", "get", "github.com/google/uuid@v1.6.0")
+	get.Dir, get.Env = app, append(os.Environ(), goEnv...)
+	if out, err := get.CombinedOutput(); err != nil {
+		t.Fatalf("go get: %v\n%s", err, out)
+	}
+	writeApp(t, app, "api/id.go", strings.Replace(uuidFile, "%s", "1", 1))
+	if _, errOut, code := runIn(t, app, nil, binary, "check"); code != 0 || !strings.Contains(errOut, "2 file(s) run compiled only") {
 		t.Errorf("zealgo check: exit %d\n%s", code, errOut)
 	}
 	if _, errOut, code := runIn(t, app, nil, binary, "check", "--tiered=false"); code != 1 {
@@ -128,6 +144,9 @@ func TestTieredServe(t *testing.T) {
 	code, h, body := fetch(t, "GET", base+"/api/modern", "", "")
 	if code != 503 || h.Get("Retry-After") == "" || !strings.Contains(body, `"error":"compiled_only"`) {
 		t.Errorf("before the build, GET /api/modern: %d %v %s; want 503 compiled_only with Retry-After", code, h, body)
+	}
+	if code, _, body := fetch(t, "GET", base+"/api/id", "", ""); code != 503 || !strings.Contains(body, "compiled_only") {
+		t.Errorf("before the build, GET /api/id: %d %s; want 503 compiled_only", code, body)
 	}
 	if _, _, body := fetch(t, "GET", base+"/api/kind", "", ""); body != `{"pkg":"","v":1}` {
 		t.Errorf("interpreted GET /api/kind: %s", body)
@@ -146,11 +165,26 @@ func TestTieredServe(t *testing.T) {
 	if code, _, body := fetch(t, "GET", base+"/api/modern", "", ""); code != 200 || body != `{"min":2,"sorted":[1,2,3],"sum":6}` {
 		t.Errorf("compiled GET /api/modern: %d %s", code, body)
 	}
+	if code, _, body := fetch(t, "GET", base+"/api/id", "", ""); code != 200 || body != `{"pkg":"zealgo.build/app/files/api/id_go","v":1,"ver":1}` {
+		t.Errorf("compiled GET /api/id: %d %s", code, body)
+	}
 	writeApp(t, app, "api/kind.go", strings.Replace(kindFile, "%s", "2", 1))
 	testutil.WaitFor(t, 5*time.Second, "the edit, interpreted", func() bool {
 		_, _, body := fetch(t, "GET", base+"/api/kind", "", "")
 		return body == `{"pkg":"","v":2}`
 	})
+	// The file importing uuid, edited, runs interpreted through the
+	// symbol tables the build generated: no 503 meanwhile.
+	writeApp(t, app, "api/id.go", strings.Replace(uuidFile, "%s", "2", 1))
+	began := time.Now()
+	testutil.WaitFor(t, 5*time.Second, "the edit of api/id.go, interpreted", func() bool {
+		code, body, err := tryGet(base + "/api/id")
+		if err == nil && code != 200 {
+			t.Fatalf("GET /api/id after the edit: %d %s", code, body)
+		}
+		return body == `{"pkg":"","v":2,"ver":1}`
+	})
+	t.Logf("the edit of api/id.go served interpreted after %v", time.Since(began).Round(time.Millisecond))
 	// The corpus of what Yaegi lacks, added to the running serve: each
 	// file answers as compiled Go does once the next build includes it.
 	for name, c := range corpusFiles {
