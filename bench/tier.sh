@@ -9,7 +9,7 @@
 # shellcheck shell=bash disable=SC2153,SC2154
 
 TIER_ROUNDS=${TIER_ROUNDS:-10}          # measured rounds, each two tiered/built pairs per endpoint (ABBA), after a discarded warm-up round
-TIER_DURATION=${TIER_DURATION:-1s}      # per wrk run of a round
+TIER_DURATION=${TIER_DURATION:-3s}      # per wrk run of a round
 TIER_SAVES=${TIER_SAVES:-150}           # saves of the editing session (p99 of 150 is not its max)
 TIER_SWITCHES=${TIER_SWITCHES:-20}      # of which followed by a switch to a new build
 TIER_COLD=${TIER_COLD:-1}               # 0: skip the first build on a cold build cache
