@@ -4,6 +4,7 @@ package main
 // load and started again on the same data directory.
 
 import (
+	"maps"
 	"regexp"
 	"strconv"
 	"strings"
@@ -28,7 +29,16 @@ func TestEmbeddedNATSRestartedUnderLoad(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs processes")
 	}
-	root, data, addr := testutil.WriteTree(t, keyedApp), t.TempDir(), testutil.FreeAddr(t)
+	// Each run takes 10 ms after its log line, so that the workers hold
+	// tasks at the kill (with a task of no time at all they sometimes
+	// held none, and no rerun was there to see).
+	app := maps.Clone(keyedApp)
+	app["task/work.go"] = strings.Replace(strings.Replace(keyedApp["task/work.go"], "\t\"fmt\"\n", "\t\"fmt\"\n\t\"time\"\n", 1),
+		"ti.Delivery))\n", "ti.Delivery))\n\ttime.Sleep(10 * time.Millisecond)\n", 1)
+	if app["task/work.go"] == keyedApp["task/work.go"] {
+		t.Fatal("the slower task file was not made")
+	}
+	root, data, addr := testutil.WriteTree(t, app), t.TempDir(), testutil.FreeAddr(t)
 	env := []string{"ZEALGO_SESSION_SECRET=" + strings.Repeat("e", 40)}
 	args := []string{"serve", "--root", root, "--addr", addr, "--data", data, "--session-store", "nats",
 		"--task-workers", "2", "--task-ack-wait", "2s"}
