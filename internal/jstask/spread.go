@@ -28,18 +28,13 @@ func SpreadGroups(cfg Config) [3][]string {
 // any further ones left by a configuration with more (Config.Streams
 // lowered), so that their tasks are drained, not lost.
 func workerStreams(ctx context.Context, js jetstream.JetStream, c Config) ([]string, error) {
-	out := taskStreams(c)
-	re := regexp.MustCompile("^" + regexp.QuoteMeta(c.names().tasks) + `_(\d+)$`)
-	lister := js.StreamNames(ctx)
-	for name := range lister.Name() {
-		if m := re.FindStringSubmatch(name); m != nil {
-			if i, err := strconv.Atoi(m[1]); err == nil && i >= c.Streams {
-				out = append(out, name)
-			}
-		}
+	left, err := leftoverStreams(ctx, js, c.names().tasks, c.Streams)
+	if err != nil {
+		return nil, err
 	}
-	if err := lister.Err(); err != nil && !errors.Is(err, jetstream.ErrEndOfData) {
-		return nil, fmt.Errorf("zealgo: jstask: list the task streams: %w", err)
+	out := taskStreams(c)
+	for _, l := range left {
+		out = append(out, l.name)
 	}
 	return out, nil
 }
@@ -49,21 +44,43 @@ func workerStreams(ctx context.Context, js jetstream.JetStream, c Config) ([]str
 // (Config.ResultStreams lowered), so that their results are handed over,
 // not lost. It returns their numbers.
 func readResultStreams(ctx context.Context, js jetstream.JetStream, c Config) ([]int, error) {
+	left, err := leftoverStreams(ctx, js, c.names().results, c.ResultStreams)
+	if err != nil {
+		return nil, err
+	}
 	out := make([]int, c.ResultStreams)
 	for i := range out {
 		out[i] = i
 	}
-	re := regexp.MustCompile("^" + regexp.QuoteMeta(c.names().results) + `_(\d+)$`)
+	for _, l := range left {
+		if l.i < maxStreams {
+			out = append(out, l.i)
+		}
+	}
+	return out, nil
+}
+
+// numbered is a stream named <base>_<i>.
+type numbered struct {
+	name string
+	i    int
+}
+
+// leftoverStreams returns the streams on the server named base_<i> with
+// i at least from: those a configuration with more of them left.
+func leftoverStreams(ctx context.Context, js jetstream.JetStream, base string, from int) ([]numbered, error) {
+	re := regexp.MustCompile("^" + regexp.QuoteMeta(base) + `_(\d+)$`)
+	var out []numbered
 	lister := js.StreamNames(ctx)
 	for name := range lister.Name() {
 		if m := re.FindStringSubmatch(name); m != nil {
-			if i, err := strconv.Atoi(m[1]); err == nil && i >= c.ResultStreams && i < maxStreams {
-				out = append(out, i)
+			if i, err := strconv.Atoi(m[1]); err == nil && i >= from {
+				out = append(out, numbered{name, i})
 			}
 		}
 	}
 	if err := lister.Err(); err != nil && !errors.Is(err, jetstream.ErrEndOfData) {
-		return nil, fmt.Errorf("zealgo: jstask: list the results streams: %w", err)
+		return nil, fmt.Errorf("zealgo: jstask: list the %s streams: %w", base, err)
 	}
 	return out, nil
 }
