@@ -60,11 +60,13 @@ const attemptTimeout = 5 * time.Second
 // its leaders and knows its nodes. Each call gets a context of its own,
 // bounded by ctx and 5 seconds. An error still NotReady when ctx ends is
 // wrapped with ErrNotReady, and one of replicas that cannot be placed
-// with ErrTooFewServers.
+// with ErrTooFewServers; when the last attempt only timed out, the error
+// is the cluster's last answer before it.
 func WhileForming(ctx context.Context, log *slog.Logger, what string, f func(ctx context.Context) error) error {
 	if log == nil {
 		log = slog.Default()
 	}
+	var told error // the last error the cluster gave, not a timeout
 	for {
 		actx, cancel := context.WithTimeout(ctx, attemptTimeout)
 		err := f(actx)
@@ -72,14 +74,25 @@ func WhileForming(ctx context.Context, log *slog.Logger, what string, f func(ctx
 		if err == nil || !NotReady(err) {
 			return err
 		}
+		if !timedOut(err) || told == nil {
+			told = err
+		}
 		if ctx.Err() != nil {
-			return fmt.Errorf("%w: %s: %w", ErrNotReady, what, TooFewServers(err))
+			return fmt.Errorf("%w: %s: %w", ErrNotReady, what, TooFewServers(told))
 		}
 		log.Warn("zealgo: waiting for the NATS cluster: electing leaders or placing replicas", "for", what, "err", err)
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("%w: %s: %w", ErrNotReady, what, TooFewServers(err))
+			return fmt.Errorf("%w: %s: %w", ErrNotReady, what, TooFewServers(told))
 		case <-time.After(250 * time.Millisecond):
 		}
 	}
+}
+
+// timedOut reports whether err is only the end of an attempt's time: when
+// ctx ends during an attempt, WhileForming reports what the cluster said
+// before (say, too few servers for the replicas) rather than the timeout.
+func timedOut(err error) bool {
+	return errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) ||
+		errors.Is(err, nats.ErrTimeout)
 }

@@ -64,6 +64,12 @@ func TestWhileFormingWaitsForTheThirdNode(t *testing.T) {
 		_, err := conn.JS.CreateStream(ctx, jetstream.StreamConfig{Name: "R3", Subjects: []string{"r3"}, Replicas: 3})
 		return err
 	}
+	testutil.WaitFor(t, 30*time.Second, "the two nodes to elect a JetStream leader", func() bool {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		_, err := conn.JS.AccountInfo(ctx)
+		return err == nil
+	})
 	logs := &syncBuffer{}
 	log := slog.New(slog.NewTextHandler(logs, nil))
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
@@ -93,5 +99,29 @@ func TestWhileFormingWaitsForTheThirdNode(t *testing.T) {
 	}
 	if r := st.CachedInfo().Config.Replicas; r != 3 {
 		t.Errorf("replicas %d, want 3", r)
+	}
+}
+
+// TestWhileFormingKeepsTheClusterAnswer: when its context ends during an
+// attempt, WhileForming reports what the cluster said before (too few
+// servers), not the attempt's timeout.
+func TestWhileFormingKeepsTheClusterAnswer(t *testing.T) {
+	calls := 0
+	f := func(ctx context.Context) error {
+		calls++
+		if calls == 1 {
+			return errNoPeers
+		}
+		<-ctx.Done()
+		return ctx.Err()
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+	defer cancel()
+	err := WhileForming(ctx, slog.New(slog.NewTextHandler(&syncBuffer{}, nil)), "stream X", f)
+	if !errors.Is(err, ErrNotReady) || !errors.Is(err, ErrTooFewServers) {
+		t.Fatalf("got %v; want ErrNotReady and ErrTooFewServers", err)
+	}
+	if calls != 2 {
+		t.Errorf("%d calls, want 2", calls)
 	}
 }
