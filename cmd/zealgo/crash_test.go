@@ -142,6 +142,21 @@ func supervisedPID(t *testing.T, sup int) int {
 	return prev
 }
 
+// loggedServerPID waits for the server's "zealgo serving" line in log and
+// returns the pid it names (the process that serves, under the supervisor).
+func loggedServerPID(t *testing.T, log fmt.Stringer) int {
+	t.Helper()
+	re := regexp.MustCompile(`msg="zealgo serving" .*pid=(\d+)`)
+	pid := 0
+	testutil.WaitFor(t, 15*time.Second, "the server's \"zealgo serving\" line", func() bool {
+		if m := re.FindStringSubmatch(log.String()); m != nil {
+			pid, _ = strconv.Atoi(m[1])
+		}
+		return pid != 0
+	})
+	return pid
+}
+
 func pingPID(base string) int { return pidAt(base + "/api/ping") }
 
 // pidAt returns the pid that url answers ({"pid": n}), or 0.

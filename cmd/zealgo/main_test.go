@@ -364,7 +364,6 @@ func TestServeTaskWorkers(t *testing.T) {
 `,
 	})
 	cmd, base, logs := serve(t, root, "--task-workers", "2", "--task-coroutine=false", "--nats", "off")
-	server := supervisedPID(t, cmd.Process.Pid) // serve's supervisor runs the server (crash_test.go)
 	var workers []int
 	t.Cleanup(func() {
 		for _, pid := range workers {
@@ -377,6 +376,10 @@ func TestServeTaskWorkers(t *testing.T) {
 	testutil.WaitFor(t, 15*time.Second, "the workers to start", func() bool {
 		return strings.Contains(logs.String(), `msg="task workers started" workers=2 coroutine=false`)
 	})
+	server := loggedServerPID(t, logs)
+	if kids := childPIDs(t, cmd.Process.Pid); len(kids) != 1 || kids[0] != server {
+		t.Fatalf("the supervisor %d runs %v, want the server %d alone", cmd.Process.Pid, kids, server)
+	}
 	workers = childPIDs(t, server)
 	if len(workers) != 2 || !isWorker(workers[0]) || !isWorker(workers[1]) {
 		t.Fatalf("children of the server %d: %v, want 2 worker processes; log:\n%s", server, workers, logs)
