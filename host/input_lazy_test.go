@@ -78,7 +78,10 @@ func TestInputIgnoredBodyCostsNothing(t *testing.T) {
 	ta := newTestApp(t, map[string]string{
 		"api/cost/reads.go":   handlerFile("reads", `return map[string]any{"fields": len(api.Input)}`),
 		"api/cost/ignores.go": handlerFile("ignores", `api.Res.WriteHeader(201); return map[string]any{"created": true}`),
-	}, host.WithConfig(func(c *host.Config) { c.MaxBodyBytes = 32 << 20 })) // the old default
+	}, host.WithConfig(func(c *host.Config) {
+		c.MaxBodyBytes = 32 << 20 // the old default
+		c.MaxExecutionTime = 0    // reading 19 MB under -race on a loaded machine can pass the 30 s default
+	}))
 	var b bytes.Buffer
 	b.WriteString(`{"title": "<b>bulk</b>", "items": [`)
 	for i := 0; b.Len() < 19<<20; i++ {
