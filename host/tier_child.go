@@ -85,9 +85,8 @@ func (l *loader) tierWarm(m *tierManifest) {
 	for rel := range m.Files {
 		paths = append(paths, filepath.Join(l.dirs.module.Dir, filepath.FromSlash(rel)))
 	}
-	before := liveHeap()
 	n := interp.Preload(paths, interp.Options{Symbols: l.app.symbols})
-	after := liveHeap()
+	before, after := l.tierHeap, liveHeap()
 	floor := tierGCFloor(l.app.cfg.GCFloor, before, after)
 	l.app.cfg.GCFloor = floor
 	l.log.Info("zealgo tier: interpreter ready for the next save", "packages", n, "files", len(paths),
@@ -99,8 +98,8 @@ const tierFloorMax = 4
 
 // tierGCFloor returns the GC floor of a child of tiered serve that holds
 // its warmed interpreter (tierWarm): floor scaled by after/before, the
-// live heap with the interpreter's packages over the live heap without
-// them, at most tierFloorMax times floor. Those packages (go/types
+// live heap with the interpreter's packages (and setup.go's program) over
+// the live heap before the interpreter built anything (tierBaseHeap), at most tierFloorMax times floor. Those packages (go/types
 // objects, several megabytes, dense in pointers) stay live and are marked
 // at every collection; with the floor of the built binary the process
 // would collect as often as it, marking two to three times the heap each
@@ -116,6 +115,18 @@ func tierGCFloor(floor int64, before, after uint64) int64 {
 	}
 	scaled := float64(floor) * float64(after) / float64(before)
 	return int64(min(scaled, float64(tierFloorMax*floor)))
+}
+
+// tierBaseHeap returns the live heap of a native build's child of tiered
+// serve before its interpreter builds anything (setup.go, which such a
+// child interprets, and tierWarm), which tierWarm compares with the heap
+// after: the built binary's heap, less what it has not allocated yet. It
+// returns 0 in any other process, without collecting.
+func tierBaseHeap() uint64 {
+	if !tierHybrid() {
+		return 0
+	}
+	return liveHeap()
 }
 
 // liveHeap collects and returns the bytes of heap left live.

@@ -223,8 +223,9 @@ func TestTieredServe(t *testing.T) {
 // checkTierGCFloor checks that the native build's process, which keeps
 // its warmed interpreter's packages live, collects at a heap goal raised
 // in proportion (host's tierGCFloor): its "interpreter ready" line names
-// a GC floor over the default 32 MiB, and its heap goal, from /metrics,
-// is that floor.
+// a GC floor at least 1.5 times the default 32 MiB (the interpreter's
+// packages and setup.go's program take more than half of what the heap
+// held before them), and its heap goal, from /metrics, is that floor.
 func checkTierGCFloor(t *testing.T, logs, metrics string) {
 	t.Helper()
 	native := logs[max(strings.Index(logs, "zealgo tier: serving a native build"), 0):]
@@ -232,8 +233,8 @@ func checkTierGCFloor(t *testing.T, logs, metrics string) {
 	_, v, _ := strings.Cut(line, "gc_floor=")
 	v, _, _ = strings.Cut(v, " ")
 	floor, err := strconv.ParseFloat(v, 64)
-	if err != nil || floor <= 32<<20 {
-		t.Errorf("the native build's GC floor: %q; want more than the default 32 MiB:\n%s", v, line)
+	if err != nil || floor < 48<<20 {
+		t.Errorf("the native build's GC floor: %q; want at least 1.5 times the default 32 MiB:\n%s", v, line)
 		return
 	}
 	var goal float64
