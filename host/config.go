@@ -156,7 +156,9 @@ type Config struct {
 	// collects when its heap reaches GCFloor rather than after every few
 	// megabytes, which costs several percent of CPU at a high request
 	// rate (internal/gcfloor). A live heap of half of it or more is
-	// collected as GOGC says. Default 32 MiB; 0: Go's own policy.
+	// collected as GOGC says. Default 32 MiB; 0: Go's own policy. The
+	// built process of tiered serve raises it in proportion to the heap
+	// its warmed interpreter keeps (docs/tiered.md).
 	GCFloor int64
 	// MaxLoadedFiles bounds how many compiled files (each an interpreter)
 	// stay in memory, for each of api/ and public/ (and task/ in each task

@@ -99,6 +99,8 @@ func (a *core) start() (err error) {
 		return err
 	}
 	a.load = newLoader(app, &a.ops, &a.db, http.HandlerFunc(a.invoke))
+	// Before setup.go and the handler files build the interpreter (tier_child.go).
+	a.load.tierHeap = tierBaseHeap()
 	if err := a.setup.start(a); err != nil { // setupfile.go
 		return err
 	}

@@ -29,6 +29,9 @@ type loader struct {
 	// not the log's.
 	checking  bool
 	libWarned libWarnings
+	// tierHeap is the live heap before the interpreter's first build, in
+	// a native build's child of tiered serve (tierBaseHeap); else 0.
+	tierHeap uint64
 }
 
 // newLoader returns the loader of app's files, with its configuration,

@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime"
+	rtmetrics "runtime/metrics"
 	"strings"
 	"sync"
 	"time"
@@ -84,8 +86,58 @@ func (l *loader) tierWarm(m *tierManifest) {
 		paths = append(paths, filepath.Join(l.dirs.module.Dir, filepath.FromSlash(rel)))
 	}
 	n := interp.Preload(paths, interp.Options{Symbols: l.app.symbols})
+	before, after := l.tierHeap, liveHeap()
+	floor := tierGCFloor(l.app.cfg.GCFloor, before, after)
+	l.app.cfg.GCFloor = floor
 	l.log.Info("zealgo tier: interpreter ready for the next save", "packages", n, "files", len(paths),
-		"took", time.Since(start).Round(time.Millisecond))
+		"took", time.Since(start).Round(time.Millisecond), "heap_before", before, "heap_after", after, "gc_floor", floor)
+}
+
+// tierFloorMax bounds tierGCFloor: at most this many times Config.GCFloor.
+const tierFloorMax = 4
+
+// tierGCFloor returns the GC floor of a child of tiered serve that holds
+// its warmed interpreter (tierWarm): floor scaled by after/before, the
+// live heap with the interpreter's packages (and setup.go's program) over
+// the live heap before the interpreter built anything (tierBaseHeap), at most tierFloorMax times floor. Those packages (go/types
+// objects, several megabytes, dense in pointers) stay live and are marked
+// at every collection; with the floor of the built binary the process
+// would collect as often as it, marking two to three times the heap each
+// time: a few percent more CPU per request. With the floor scaled, each
+// collection marks more but comes that much later, so that the collector
+// costs what it costs the built binary per request; the price is a larger
+// heap goal (tens of megabytes) in a development server. A floor of 0
+// (Go's own policy) stays 0, and GOGC rules a live heap over the floor as
+// in the built binary.
+func tierGCFloor(floor int64, before, after uint64) int64 {
+	if floor <= 0 || before == 0 || after <= before {
+		return floor
+	}
+	scaled := float64(floor) * float64(after) / float64(before)
+	return int64(min(scaled, float64(tierFloorMax*floor)))
+}
+
+// tierBaseHeap returns the live heap of a native build's child of tiered
+// serve before its interpreter builds anything (setup.go, which such a
+// child interprets, and tierWarm), which tierWarm compares with the heap
+// after: the built binary's heap, less what it has not allocated yet. It
+// returns 0 in any other process, without collecting.
+func tierBaseHeap() uint64 {
+	if !tierHybrid() {
+		return 0
+	}
+	return liveHeap()
+}
+
+// liveHeap collects and returns the bytes of heap left live.
+func liveHeap() uint64 {
+	runtime.GC()
+	s := []rtmetrics.Sample{{Name: "/gc/heap/live:bytes"}}
+	rtmetrics.Read(s)
+	if s[0].Value.Kind() != rtmetrics.KindUint64 {
+		return 0
+	}
+	return s[0].Value.Uint64()
 }
 
 // tierBuild wraps the interpreted build of a child of tiered serve: the

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -161,6 +162,8 @@ func TestTieredServe(t *testing.T) {
 	})
 	if code, _, body := fetch(t, "GET", "http://"+metrics+"/metrics", "", ""); code != 200 || !strings.Contains(body, "zealgo_") {
 		t.Errorf("GET /metrics from the native build: %d %.200s", code, body)
+	} else {
+		checkTierGCFloor(t, logs.String(), body)
 	}
 	if code, _, body := fetch(t, "GET", base+"/api/modern", "", ""); code != 200 || body != `{"min":2,"sorted":[1,2,3],"sum":6}` {
 		t.Errorf("compiled GET /api/modern: %d %s", code, body)
@@ -215,6 +218,35 @@ func TestTieredServe(t *testing.T) {
 	if warm < 0 || ready < 0 || warm > ready || strings.Contains(native[warm:ready], "packages=0 ") {
 		t.Errorf("the native build's process did not warm its interpreter before it was ready:\n%s", native)
 	}
+}
+
+// checkTierGCFloor checks that the native build's process, which keeps
+// its warmed interpreter's packages live, collects at a heap goal raised
+// in proportion (host's tierGCFloor): its "interpreter ready" line names
+// a GC floor at least 1.5 times the default 32 MiB (the interpreter's
+// packages and setup.go's program take more than half of what the heap
+// held before them), and its heap goal, from /metrics, is that floor.
+func checkTierGCFloor(t *testing.T, logs, metrics string) {
+	t.Helper()
+	native := logs[max(strings.Index(logs, "zealgo tier: serving a native build"), 0):]
+	line, _, _ := strings.Cut(native[max(strings.Index(native, "zealgo tier: interpreter ready for the next save"), 0):], "\n")
+	_, v, _ := strings.Cut(line, "gc_floor=")
+	v, _, _ = strings.Cut(v, " ")
+	floor, err := strconv.ParseFloat(v, 64)
+	if err != nil || floor < 48<<20 {
+		t.Errorf("the native build's GC floor: %q; want at least 1.5 times the default 32 MiB:\n%s", v, line)
+		return
+	}
+	var goal float64
+	for l := range strings.Lines(metrics) {
+		if v, ok := strings.CutPrefix(l, "go_memstats_next_gc_bytes "); ok {
+			goal, _ = strconv.ParseFloat(strings.TrimSpace(v), 64)
+		}
+	}
+	if goal < 0.9*floor {
+		t.Errorf("the native build's heap goal: %.0f bytes; want its GC floor, %.0f", goal, floor)
+	}
+	t.Logf("the native build's GC floor: %.1f MiB (%s); heap goal %.1f MiB", floor/(1<<20), line, goal/(1<<20))
 }
 
 // TestTieredOff: --tiered=false, and serve without a Go toolchain on
