@@ -26,7 +26,7 @@ import (
 // over once even when its first run's result was batched and the instance
 // restarted meanwhile.
 const (
-	hdrBatch    = "Zealgo-Result-Batch"     // the batch format's version
+	hdrBatch    = "Zealgo-Result-Batch"     // the batch format's version; on a task: the one its instance reads
 	hdrBatchIDs = "Zealgo-Result-Batch-Ids" // the task ids, comma-separated
 	hdrRerun    = "Zealgo-Task-Rerun"       // the task's dispatch time, Unix ns
 	batchFormat = "1"

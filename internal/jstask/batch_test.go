@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/zealgo/zealgo/internal/testutil"
@@ -271,5 +272,57 @@ func TestWorkerKilledMidBatch(t *testing.T) {
 	t.Logf("%d tasks delivered again after the kill; %d results in %d messages", again, len(ids), msgs)
 	if msgs >= uint64(len(ids)) {
 		t.Errorf("%d results took %d messages, want fewer", len(ids), msgs)
+	}
+}
+
+// TestTasksOfAnEarlierVersionGetResultsAlone: tasks published as an
+// earlier zealgo does (no word that their instance reads batches) run on
+// a worker that batches, and each result goes alone, in the format that
+// version reads, even with the tasks queued up.
+func TestTasksOfAnEarlierVersionGetResultsAlone(t *testing.T) {
+	f := newFixture(t)
+	cfg := Config{Prefix: "old", AckWait: 5 * time.Second, ResultBatch: 64}
+	o := &outcomes{byID: map[int64][]outcome{}, js: f.conn.JS}
+	c, err := Open(context.Background(), f.conn.JS, cfg, "i1", o.finish)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	const n = 60
+	var ids []int64
+	for i := range n {
+		task := Task{ID: int64(1000 + i), Handler: "/task/echo", Args: json.RawMessage(strconv.Itoa(i)), Instance: "i1", Dispatched: time.Now().UTC()}
+		body, _ := json.Marshal(task)
+		msg := nats.NewMsg(c.n.taskSubj)
+		msg.Data = body
+		id := strconv.FormatInt(task.ID, 10)
+		msg.Header.Set(hdrID, id)
+		msg.Header.Set(hdrInstance, "i1")
+		msg.Header.Set(hdrHandler, task.Handler)
+		if _, err := f.conn.JS.PublishMsg(context.Background(), msg, jetstream.WithMsgID(id)); err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, task.ID)
+	}
+	w, err := NewWorker(context.Background(), f.conn.JS, WorkerConfig{Config: cfg, Concurrency: 32, PollWait: 200 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = w.Run(ctx, func(_ context.Context, t Task, _ int) (json.RawMessage, error) { return t.Args, nil })
+	}()
+	defer func() { cancel(); <-done }()
+	got := o.wait(t, 20*time.Second, ids...)
+	for i, id := range ids {
+		if string(got[id].result) != strconv.Itoa(i) {
+			t.Errorf("task %d: result %s, want %d", id, got[id].result, i)
+		}
+	}
+	o.once(t, ids...)
+	if msgs := resultMsgs(t, c); msgs != n {
+		t.Errorf("%d results took %d messages, want one each", n, msgs)
 	}
 }

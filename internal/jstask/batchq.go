@@ -68,13 +68,14 @@ type sentResults struct {
 // instance and results stream of at most Config.ResultBatch results and
 // batchBytes, and publishes them. A result of a task that may have run
 // before goes alone on its own subject (markRerun), and so does a long
-// one.
+// one, and one of a task whose message does not say that its instance
+// reads batches (hdrBatch: dispatched by an earlier version).
 func (q *resultQueue) publish(round []pendingResult) []*sentResults {
 	w := q.w
 	var out []*sentResults
 	open := map[string]*sentResults{} // the batch being filled, by stream and instance
 	for _, p := range round {
-		if p.n > 1 || maybeRan(p.m) || len(p.result) > batchBytes/4 {
+		if p.n > 1 || maybeRan(p.m) || len(p.result) > batchBytes/4 || p.m.Headers().Get(hdrBatch) != batchFormat {
 			out = append(out, &sentResults{ps: []pendingResult{p}})
 			continue
 		}

@@ -327,7 +327,7 @@ func (c *Client) inBatch(m jetstream.Msg, id int64) bool {
 		return false
 	}
 	t := Task{ID: id, Instance: c.instance, Dispatched: time.Unix(0, at), Results: c.resultsIndex(meta.Stream)}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	in, err := c.batched.has(ctx, t)
 	if err != nil {
