@@ -326,3 +326,37 @@ func TestTasksOfAnEarlierVersionGetResultsAlone(t *testing.T) {
 		t.Errorf("%d results took %d messages, want one each", n, msgs)
 	}
 }
+
+// TestBatchStoredAfterARerunsResult: a task's result of a second run
+// (marked, alone) is stored before the batch that holds the result of
+// its first run, and the instance reads both only then (it was down):
+// it leaves the marked result to the batch, and hands the batch's over.
+func TestBatchStoredAfterARerunsResult(t *testing.T) {
+	f := newFixture(t)
+	cfg := Config{Prefix: "order", ResultAckWait: time.Second}
+	o := &outcomes{byID: map[int64][]outcome{}, js: f.conn.JS}
+	c, err := Open(context.Background(), f.conn.JS, cfg, "i1", o.finish)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Close()
+	task := Task{ID: 41, Handler: "/task/plain", Instance: "i1", Dispatched: time.Now().Add(-time.Minute)}
+	rerun := resultMsg(c.n, task, json.RawMessage(`"second"`), nil, 2)
+	rerun.Header.Set(hdrRerun, strconv.FormatInt(task.Dispatched.UnixNano(), 10))
+	if _, err := f.conn.JS.PublishMsg(context.Background(), rerun); err != nil {
+		t.Fatal(err)
+	}
+	storeBatch(t, c, []Task{task, {ID: 42, Handler: "/task/plain", Instance: "i1", Dispatched: task.Dispatched}})
+	c2, err := Open(context.Background(), f.conn.JS, cfg, "i1", o.finish)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c2.Close()
+	got := o.wait(t, 10*time.Second, 41, 42)
+	testutil.WaitFor(t, 10*time.Second, "the results to be read", func() bool {
+		return testutil.JetStreamSettled(f.conn.JS, c.n.results)
+	})
+	if n := o.count(41); n != 1 || string(got[41].result) != `"first"` {
+		t.Errorf("task 41 finished %d times, first with %s; want once, with the batch's result", n, got[41].result)
+	}
+}

@@ -281,7 +281,10 @@ func (c *Client) onResult(m jetstream.Msg) {
 	}
 	c.mu.Lock()
 	id, handler, result, ferr := decodeResult(m)
-	if !c.seen.add(id, c.cfg.ResultAckWait) && !c.inBatch(m, id) {
+	// A result left to a batch is not marked as handed over: the batch's
+	// copy may come later in the stream.
+	if !c.seen.has(id) && !c.inBatch(m, id) {
+		c.seen.add(id, c.cfg.ResultAckWait)
 		c.call(id, handler, result, ferr)
 	}
 	c.mu.Unlock()
@@ -379,6 +382,12 @@ func decodeResult(m jetstream.Msg) (int64, string, json.RawMessage, error) {
 type seenSet struct {
 	at    map[int64]time.Time
 	added int
+}
+
+// has reports whether id is there.
+func (s *seenSet) has(id int64) bool {
+	_, ok := s.at[id]
+	return ok
 }
 
 // add records id and reports whether it was already there.
