@@ -170,9 +170,14 @@ func jetStreamConfig(cfg *Config, nats *natsState, pc taskpool.Config) taskpool.
 			AckWait: cfg.NATS.AckWait, MaxDeliver: cfg.NATS.MaxDeliver, Concurrency: conc,
 			Grace: cfg.ShutdownTimeout * 3 / 4, Replicas: nats.replicas, Attempts: lim.Attempts, Backoff: lim.Backoff,
 			Timeout: lim.Timeout, MaxQueued: lim.MaxQueued, MaxInFlight: lim.MaxInFlight, Streams: taskStreams(cfg, nats),
-			ResultStreams: resultStreams(cfg, nats)},
+			ResultStreams: resultStreams(cfg, nats), ResultBatch: resultBatch},
 		StartWait: startWait(cfg)}
 }
+
+// resultBatch is how many results a worker process stores in one
+// message at most (jstask.Config.ResultBatch): the results of the tasks
+// that end while its earlier ones are being stored.
+const resultBatch = 64
 
 // syncStreams is the number of task streams on an embedded server alone
 // that syncs every write: its streams write at once, each one write at a

@@ -18,21 +18,28 @@ import (
 // embedded NATS server (fsync every second), workers running 64 tasks
 // each at once with a runner that returns its arguments, and 64
 // goroutines dispatching on one Client, at most 512 tasks unfinished.
-// The metric is tasks/s from dispatch to the finish callback.
+// The metric is tasks/s from dispatch to the finish callback. The
+// "-batch64" cases let the workers batch results (Config.ResultBatch).
 func BenchmarkDispatchRun(b *testing.B) {
-	for _, workers := range []int{1, 2} {
-		b.Run(fmt.Sprintf("%dw", workers), func(b *testing.B) { benchDispatchRun(b, workers) })
+	for _, batch := range []int{0, 64} {
+		for _, workers := range []int{1, 2} {
+			name := fmt.Sprintf("%dw", workers)
+			if batch > 0 {
+				name += fmt.Sprintf("-batch%d", batch)
+			}
+			b.Run(name, func(b *testing.B) { benchDispatchRun(b, workers, batch) })
+		}
 	}
 }
 
-func benchDispatchRun(b *testing.B, workers int) {
+func benchDispatchRun(b *testing.B, workers, batch int) {
 	srv, err := natsrv.Start(natsrv.Config{DataDir: b.TempDir(), Sync: "1s"})
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer srv.Shutdown()
 	ctx, cancel := context.WithCancel(context.Background())
-	cfg := Config{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	cfg := Config{Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), ResultBatch: batch}
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	defer cancel()

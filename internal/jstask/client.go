@@ -34,8 +34,9 @@ type Client struct {
 	finish     FinishFunc
 	mu         sync.Mutex // serialises finish calls and seen
 	seen       seenSet
-	cmu        sync.Mutex // guards consume and closed
-	consume    readers    // nil without a finish callback
+	batched    *batchIndex // the batched results, read for a task run again (batch.go)
+	cmu        sync.Mutex  // guards consume and closed
+	consume    readers     // nil without a finish callback
 	closed     bool
 	restarting atomic.Bool
 }
@@ -60,6 +61,7 @@ func Open(ctx context.Context, js jetstream.JetStream, cfg Config, instance stri
 		return nil, err
 	}
 	c := &Client{js: js, cfg: cfg, n: cfg.names(), instance: instance, finish: finish, drops: watchDrops(js.Conn())}
+	c.batched = newBatchIndex(js, c.n)
 	if finish == nil {
 		return c, nil
 	}
@@ -268,11 +270,21 @@ func (c *Client) Close() {
 	cc.wait()
 }
 
-// onResult hands one result to the finish callback and acknowledges it.
+// onResult hands one result, or each of a batch, to the finish callback
+// and acknowledges it. A result of a task that may have run before
+// (hdrRerun) is handed over only when no result of the task was, in this
+// process or in a batch stored since its dispatch.
 func (c *Client) onResult(m jetstream.Msg) {
+	if m.Headers().Get(hdrBatch) != "" {
+		c.onBatch(m)
+		return
+	}
 	c.mu.Lock()
 	id, handler, result, ferr := decodeResult(m)
-	if !c.seen.add(id, c.cfg.ResultAckWait) {
+	// A result left to a batch is not marked as handed over: the batch's
+	// copy may come later in the stream.
+	if !c.seen.has(id) && !c.inBatch(m, id) {
+		c.seen.add(id, c.cfg.ResultAckWait)
 		c.call(id, handler, result, ferr)
 	}
 	c.mu.Unlock()
@@ -281,6 +293,60 @@ func (c *Client) onResult(m jetstream.Msg) {
 	if err := m.Ack(); err != nil {
 		c.cfg.Logger.Warn("zealgo: jstask: acknowledge result", "subject", m.Subject(), "err", err)
 	}
+}
+
+// onBatch hands each result of a batch to the finish callback, then
+// acknowledges the batch. A batch this version cannot read is logged and
+// left for an instance of a newer version (delivered again later).
+func (c *Client) onBatch(m jetstream.Msg) {
+	entries, err := decodeBatch(m)
+	if err != nil {
+		c.cfg.Logger.Error(err.Error(), "subject", m.Subject())
+		_ = m.NakWithDelay(time.Minute)
+		return
+	}
+	c.mu.Lock()
+	for _, e := range entries {
+		if !c.seen.add(e.ID, c.cfg.ResultAckWait) {
+			c.call(e.ID, e.Handler, e.Result, nil)
+		}
+	}
+	c.mu.Unlock()
+	if err := m.Ack(); err != nil {
+		c.cfg.Logger.Warn("zealgo: jstask: acknowledge results", "subject", m.Subject(), "err", err)
+	}
+}
+
+// inBatch reports whether the result m of task id, marked as a task
+// that may have run before, was stored in a batch since the task's
+// dispatch (then handed over already, or to be).
+func (c *Client) inBatch(m jetstream.Msg, id int64) bool {
+	at, err := strconv.ParseInt(m.Headers().Get(hdrRerun), 10, 64)
+	if err != nil {
+		return false
+	}
+	meta, err := m.Metadata()
+	if err != nil {
+		return false
+	}
+	t := Task{ID: id, Instance: c.instance, Dispatched: time.Unix(0, at), Results: c.resultsIndex(meta.Stream)}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	in, err := c.batched.has(ctx, t)
+	if err != nil {
+		c.cfg.Logger.Warn("zealgo: jstask: look for a batched result of a task run again", "id", id, "err", err)
+	}
+	return in
+}
+
+// resultsIndex is the index of results stream name.
+func (c *Client) resultsIndex(name string) int {
+	for i := range c.cfg.ResultStreams {
+		if s, _ := c.n.resultStream(i); s == name {
+			return i
+		}
+	}
+	return 0
 }
 
 // call runs the finish callback; a panic in it is logged.
@@ -316,6 +382,12 @@ func decodeResult(m jetstream.Msg) (int64, string, json.RawMessage, error) {
 type seenSet struct {
 	at    map[int64]time.Time
 	added int
+}
+
+// has reports whether id is there.
+func (s *seenSet) has(id int64) bool {
+	_, ok := s.at[id]
+	return ok
 }
 
 // add records id and reports whether it was already there.

@@ -111,6 +111,7 @@ func (c *Client) publishTask(ctx context.Context, t Task, body []byte, i int, ma
 	msg.Header.Set(hdrID, id)
 	msg.Header.Set(hdrInstance, c.instance)
 	msg.Header.Set(hdrHandler, t.Handler)
+	msg.Header.Set(hdrBatch, batchFormat) // this instance reads batches of results of this format
 	if marked {
 		msg.Header.Set(hdrMaybeRan, "1")
 	}

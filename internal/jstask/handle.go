@@ -232,6 +232,7 @@ func (w *Worker) record(m jetstream.Msg, t Task, result json.RawMessage, runErr 
 		return
 	}
 	msg := resultMsg(w.n, t, result, runErr, n)
+	markRerun(msg, m, t, n)
 	deadline := time.Now().Add(2*w.cfg.AckWait + 10*time.Second)
 	for pause := 50 * time.Millisecond; ; pause = min(2*pause, time.Second) {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -247,6 +248,7 @@ func (w *Worker) record(m jetstream.Msg, t Task, result json.RawMessage, runErr 
 		case errors.Is(err, nats.ErrMaxPayload):
 			msg = resultMsg(w.n, t, nil, &TaskError{Kind: KindResult,
 				Msg: fmt.Sprintf("the result of %d bytes is over the server's bound", len(result))}, n)
+			markRerun(msg, m, t, n)
 			continue
 		case w.recorded(t):
 			w.ack(m) // the task ran twice; the first result stays
@@ -259,7 +261,8 @@ func (w *Worker) record(m jetstream.Msg, t Task, result json.RawMessage, runErr 
 	}
 }
 
-// recorded reports whether the task's result is already stored.
+// recorded reports whether the task's result is already stored, alone
+// or in a batch (batch.go).
 func (w *Worker) recorded(t Task) bool {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
@@ -267,7 +270,14 @@ func (w *Worker) recorded(t Task) bool {
 	if err == nil {
 		_, err = st.GetLastMsgForSubject(ctx, resultSubject(w.n, t))
 	}
-	return err == nil
+	if err == nil {
+		return true
+	}
+	in, err := w.batched.has(ctx, t)
+	if err != nil {
+		w.cfg.Logger.Debug("zealgo: jstask: look for a batched result", "id", t.ID, "err", err)
+	}
+	return in
 }
 
 // ack acknowledges m and waits for the server to confirm.

@@ -49,6 +49,7 @@ func envConfig() Config {
 	if v, err := strconv.Atoi(os.Getenv("JSTASK_MAXDELIVER")); err == nil {
 		c.MaxDeliver = v
 	}
+	c.ResultBatch = envInt("JSTASK_RESULT_BATCH", 0)
 	return c
 }
 

@@ -202,6 +202,13 @@ type Config struct {
 	// bounds the tasks per second by the disk's syncs; default 1, at most
 	// 16. Each instance reads every results stream there is.
 	ResultStreams int
+	// ResultBatch, above 1, lets a worker store up to this many results
+	// of tasks in one message (batch.go): the results of first runs that
+	// end while the worker's earlier results are being stored, of one
+	// instance and results stream; a result that ends when none waits
+	// goes alone at once. Default 0: one message per result. Instances
+	// read batches whatever their own setting.
+	ResultBatch int
 	// DeadRetention is how long a given-up task stays in the dead-letter
 	// stream; default 7 days.
 	DeadRetention time.Duration

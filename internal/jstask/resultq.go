@@ -24,6 +24,7 @@ type resultQueue struct {
 	ch      chan pendingResult
 	stop    chan struct{}
 	done    chan struct{}
+	gather  chan pendingResult // with Config.ResultBatch: the results to gather (batchq.go)
 }
 
 // pendingLen bounds the results published and not yet confirmed, per
@@ -42,6 +43,11 @@ type pendingResult struct {
 // startResults starts the worker's result queue.
 func (w *Worker) startResults() *resultQueue {
 	q := &resultQueue{w: w, ch: make(chan pendingResult, pendingLen), stop: make(chan struct{}), done: make(chan struct{})}
+	if w.cfg.ResultBatch > 1 {
+		q.gather = make(chan pendingResult, pendingLen)
+		go q.batches()
+		return q
+	}
 	go q.confirm()
 	return q
 }
@@ -58,6 +64,11 @@ func (q *resultQueue) record(m jetstream.Msg, t Task, result json.RawMessage, n 
 		w.record(m, t, result, nil, n)
 		return
 	}
+	if q.gather != nil {
+		q.gather <- pendingResult{m: m, t: t, result: result, n: n}
+		return
+	}
+	markRerun(msg, m, t, n)
 	f, err := w.js.PublishMsgAsync(msg, jetstream.WithExpectStream(resultStreamOf(w.n, t))) // no message id: see Worker.record
 	if err != nil {
 		w.record(m, t, result, nil, n)

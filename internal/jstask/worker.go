@@ -80,6 +80,7 @@ type Worker struct {
 	gos      *goPool            // runs the tasks (gopool.go)
 	renew    *renewer           // renews the running tasks' deadlines (renew.go)
 	maybe    *maybeRanges       // set by Run: tasks a crashed server may have delivered (crash.go)
+	batched  *batchIndex        // the batched results, read when a task is delivered again (batch.go)
 }
 
 // NewWorker creates or updates the streams and the workers' consumer.
@@ -104,6 +105,7 @@ func NewWorker(ctx context.Context, js jetstream.JetStream, cfg WorkerConfig) (*
 		return nil, err
 	}
 	w := &Worker{js: js, cfg: cfg, n: cfg.names(), inflight: make(map[jetstream.Msg]struct{}), gos: newGoPool()}
+	w.batched = newBatchIndex(js, w.n)
 	w.renew = newRenewer(cfg.AckWait/3, func(err error) { w.cfg.Logger.Debug("zealgo: jstask: renew task", "err", err) })
 	if w.streams, err = workerStreams(ctx, js, cfg.Config); err != nil {
 		return nil, err

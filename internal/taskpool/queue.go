@@ -65,7 +65,7 @@ func limitsOf(run Runner) func(handler string) jstask.Limits {
 func jstaskConfig(q taskproto.QueueConfig, log *slog.Logger) jstask.Config {
 	return jstask.Config{Prefix: q.Prefix, AckWait: q.AckWait, MaxDeliver: q.MaxDeliver, Replicas: q.Replicas,
 		Attempts: q.Attempts, Backoff: q.Backoff, Timeout: q.Timeout, MaxQueued: q.MaxQueued, MaxInFlight: q.MaxInFlight,
-		Streams: q.Streams, ResultStreams: q.ResultStreams, Logger: log}
+		Streams: q.Streams, ResultStreams: q.ResultStreams, ResultBatch: q.ResultBatch, Logger: log}
 }
 
 // start pulls and runs tasks on a goroutine counted in wg until stop; the

@@ -56,6 +56,9 @@ type QueueConfig struct {
 	// ResultStreams is jstask.Config's: how many results streams; zero
 	// for the default.
 	ResultStreams int `json:"result_streams,omitempty"`
+	// ResultBatch is jstask.Config's: how many results a worker may
+	// store in one message; zero for one a message.
+	ResultBatch int `json:"result_batch,omitempty"`
 }
 
 // The classes of a failed task, in Message.Fail. A worker sends the first
