@@ -317,10 +317,15 @@ func TestTasksQueuedWithoutWorkersRunWhenOneStarts(t *testing.T) {
 	o.once(t, ids...)
 }
 
+// TestLongTaskIsKeptAlive: a task that runs 3.5 times AckWait is not
+// delivered again while it runs. Two workers: a worker holds back a task
+// delivered again until its own running tasks return, so with one worker
+// the test passed without renewals; the idle one would run it at once.
 func TestLongTaskIsKeptAlive(t *testing.T) {
 	f := newFixture(t)
 	c, o := f.client("a")
-	f.worker("JSTASK_CONC=2")
+	f.worker("JSTASK_CONC=8")
+	f.worker("JSTASK_CONC=8")
 	id := dispatch(t, c, "/task/sleep", `[3500]`) // 3.5 × AckWait
 	got := o.wait(t, 15*time.Second, id)
 	if m := decode(t, got[id].result); m["deliveries"] != 1.0 {
