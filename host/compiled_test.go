@@ -66,11 +66,13 @@ func TestCompiledGolden(t *testing.T) {
 	// are then in the build cache, and only the overlaid test package and
 	// the compiled handlers are compiled (minutes otherwise).
 	args := []string{"test", "-overlay", overlay, "-vet=off", "-count=1", "-v", "-run", run}
+	env := append(os.Environ(), "GOFLAGS=-mod=mod", "GOWORK=off")
 	if testutil.Race {
 		args = append(args, "-race")
+		env = append(env, "CGO_ENABLED=1") // the race detector needs cgo (TestMain: testutil.BuildStatic)
 	}
 	cmd := exec.CommandContext(ctx, "go", append(args, ".")...)
-	cmd.Env = append(os.Environ(), "GOFLAGS=-mod=mod", "GOWORK=off")
+	cmd.Env = env
 	got, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("the archives on compiled handlers: %v\n%s", err, got)
