@@ -85,6 +85,7 @@ func pages(t *testing.T) map[string][]snippet {
 //     imports its selectors name. Unused variables and imports and a
 //     missing return are let through.
 func TestSnippets(t *testing.T) {
+	t.Setenv("CGO_ENABLED", "0") // go list -export builds as zealgo build and .ci/run do (testutil.BuildStatic)
 	all := pages(t)
 	var apps = map[string][]snippet{}
 	var goFiles []snippet

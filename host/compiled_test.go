@@ -14,6 +14,7 @@ import (
 	"golang.org/x/tools/txtar"
 
 	"github.com/zealgo/zealgo/internal/buildgen"
+	"github.com/zealgo/zealgo/internal/testutil"
 )
 
 // interpretedOnly are the golden archives whose expectations are the
@@ -60,8 +61,18 @@ func TestCompiledGolden(t *testing.T) {
 		t.Fatalf("%v\n%s", err, out.String())
 	}
 	run := "^(TestZealgoCompiledRegistry|TestGolden|TestPublicGolden)$/^(" + strings.Join(names, "|") + ")$"
-	cmd := exec.CommandContext(ctx, "go", "test", "-overlay", overlay, "-vet=off", "-count=1", "-v", "-run", run, ".")
-	cmd.Env = append(os.Environ(), "GOFLAGS=-mod=mod", "GOWORK=off")
+	// Built as this binary was (-race or not): the host's test variant,
+	// and every package built against it (symbols' tables among them),
+	// are then in the build cache, and only the overlaid test package and
+	// the compiled handlers are compiled (minutes otherwise).
+	args := []string{"test", "-overlay", overlay, "-vet=off", "-count=1", "-v", "-run", run}
+	env := append(os.Environ(), "GOFLAGS=-mod=mod", "GOWORK=off")
+	if testutil.Race {
+		args = append(args, "-race")
+		env = append(env, "CGO_ENABLED=1") // the race detector needs cgo (TestMain: testutil.BuildStatic)
+	}
+	cmd := exec.CommandContext(ctx, "go", append(args, ".")...)
+	cmd.Env = env
 	got, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("the archives on compiled handlers: %v\n%s", err, got)

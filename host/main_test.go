@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/zealgo/zealgo/host"
+	"github.com/zealgo/zealgo/internal/testutil"
 	"github.com/zealgo/zealgo/symbols"
 )
 
@@ -40,6 +41,7 @@ func TestMain(m *testing.M) {
 		stop()
 		os.Exit(code)
 	}
+	testutil.BuildStatic()
 	os.Exit(m.Run())
 }
 

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"sync"
 	"testing"
+
+	"github.com/zealgo/zealgo/internal/testutil"
 )
 
 // buildDir holds the builds that the tests running the sample as a
@@ -22,6 +24,7 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	buildDir = dir
+	testutil.BuildStatic()
 	code := m.Run()
 	stopChromium() // the browser tests' (browser_test.go), whose profile is in dir
 	os.RemoveAll(dir)
