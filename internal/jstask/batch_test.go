@@ -38,17 +38,7 @@ func TestResultsBatchedUnderLoad(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	w, err := NewWorker(context.Background(), f.conn.JS, WorkerConfig{Config: cfg, Concurrency: 32, PollWait: 200 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		_ = w.Run(ctx, func(_ context.Context, t Task, _ int) (json.RawMessage, error) { return t.Args, nil })
-	}()
-	defer func() { cancel(); <-done }()
+	inProcess(t, f, WorkerConfig{Config: cfg, Concurrency: 32, PollWait: 200 * time.Millisecond}, echoArgs)
 	const n = 400
 	ids := make([]int64, n)
 	var wg sync.WaitGroup
@@ -257,16 +247,7 @@ func TestWorkerKilledMidBatch(t *testing.T) {
 	}
 	defer c2.Close()
 	f.worker("JSTASK_CONC=32", "JSTASK_RESULT_BATCH=64")
-	got := o.wait(t, 30*time.Second, ids...)
-	again := 0
-	for _, id := range ids {
-		if got[id].err != nil {
-			t.Fatalf("task %d: %v", id, got[id].err)
-		}
-		if decode(t, got[id].result)["deliveries"] != 1.0 {
-			again++
-		}
-	}
+	again := o.succeeded(t, 30*time.Second, ids...)
 	o.once(t, ids...)
 	msgs := resultMsgs(t, c2)
 	t.Logf("%d tasks delivered again after the kill; %d results in %d messages", again, len(ids), msgs)
@@ -304,17 +285,7 @@ func TestTasksOfAnEarlierVersionGetResultsAlone(t *testing.T) {
 		}
 		ids = append(ids, task.ID)
 	}
-	w, err := NewWorker(context.Background(), f.conn.JS, WorkerConfig{Config: cfg, Concurrency: 32, PollWait: 200 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		_ = w.Run(ctx, func(_ context.Context, t Task, _ int) (json.RawMessage, error) { return t.Args, nil })
-	}()
-	defer func() { cancel(); <-done }()
+	inProcess(t, f, WorkerConfig{Config: cfg, Concurrency: 32, PollWait: 200 * time.Millisecond}, echoArgs)
 	got := o.wait(t, 20*time.Second, ids...)
 	for i, id := range ids {
 		if string(got[id].result) != strconv.Itoa(i) {
@@ -360,3 +331,6 @@ func TestBatchStoredAfterARerunsResult(t *testing.T) {
 		t.Errorf("task 41 finished %d times, first with %s; want once, with the batch's result", n, got[41].result)
 	}
 }
+
+// echoArgs is a Runner whose result is the task's arguments.
+func echoArgs(_ context.Context, t Task, _ int) (json.RawMessage, error) { return t.Args, nil }

@@ -109,16 +109,7 @@ func TestThousandTasksWithAWorkerKilledMidLoad(t *testing.T) {
 	testutil.WaitFor(t, 20*time.Second, "200 results", func() bool { return o.total() >= 200 })
 	w1.kill()
 	f.worker("JSTASK_CONC=8")
-	got := o.wait(t, 30*time.Second, ids...)
-	again := 0
-	for _, id := range ids {
-		if got[id].err != nil {
-			t.Fatalf("task %d: %v", id, got[id].err)
-		}
-		if decode(t, got[id].result)["deliveries"] != 1.0 {
-			again++
-		}
-	}
+	again := o.succeeded(t, 30*time.Second, ids...)
 	t.Logf("%d tasks delivered again after the kill", again)
 	o.once(t, ids...)
 }
@@ -161,4 +152,21 @@ func TestServerThatLostItsDataIsNotSilentlySetUpAgain(t *testing.T) {
 	if got[second].err != nil {
 		t.Fatal(got[second].err)
 	}
+}
+
+// succeeded waits for the outcomes of ids, fails the test at the first
+// error, and returns how many of the results were of a later delivery
+// than the first (the sleep task's "deliveries").
+func (o *outcomes) succeeded(t *testing.T, within time.Duration, ids ...int64) (again int) {
+	t.Helper()
+	got := o.wait(t, within, ids...)
+	for _, id := range ids {
+		if got[id].err != nil {
+			t.Fatalf("task %d: %v", id, got[id].err)
+		}
+		if decode(t, got[id].result)["deliveries"] != 1.0 {
+			again++
+		}
+	}
+	return again
 }

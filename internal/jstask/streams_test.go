@@ -33,7 +33,13 @@ func (d *deliveries) of(id int64) []int {
 // inProcessWorker runs a worker of cfg in the test process until the test ends.
 func inProcessWorker(t *testing.T, f *fixture, cfg Config, d *deliveries) {
 	t.Helper()
-	w, err := NewWorker(context.Background(), f.conn.JS, WorkerConfig{Config: cfg, PollWait: 200 * time.Millisecond})
+	inProcess(t, f, WorkerConfig{Config: cfg, PollWait: 200 * time.Millisecond}, d.run)
+}
+
+// inProcess runs a worker of wc in the test process until the test ends.
+func inProcess(t *testing.T, f *fixture, wc WorkerConfig, run Runner) {
+	t.Helper()
+	w, err := NewWorker(context.Background(), f.conn.JS, wc)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,7 +47,7 @@ func inProcessWorker(t *testing.T, f *fixture, cfg Config, d *deliveries) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		_ = w.Run(ctx, d.run)
+		_ = w.Run(ctx, run)
 	}()
 	t.Cleanup(func() {
 		cancel()
