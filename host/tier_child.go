@@ -99,9 +99,10 @@ const tierFloorMax = 4
 // tierGCFloor returns the GC floor of a child of tiered serve that holds
 // its warmed interpreter (tierWarm): floor scaled by after/before, the
 // live heap with the interpreter's packages (and setup.go's program) over
-// the live heap before the interpreter built anything (tierBaseHeap), at most tierFloorMax times floor. Those packages (go/types
-// objects, several megabytes, dense in pointers) stay live and are marked
-// at every collection; with the floor of the built binary the process
+// the live heap before the interpreter built anything (tierBaseHeap), at
+// most tierFloorMax times floor. Those packages (go/types objects,
+// several megabytes, dense in pointers) stay live and are marked at every
+// collection; with the floor of the built binary the process
 // would collect as often as it, marking two to three times the heap each
 // time: a few percent more CPU per request. With the floor scaled, each
 // collection marks more but comes that much later, so that the collector
