@@ -19,7 +19,7 @@ import (
 // message, on the subject <results prefix><instance>.batch.<first id>,
 // marked by hdrBatch with the format's version, its task ids in hdrBatchIDs
 // and a JSON array of batchEntry as body. A result of a task that may have
-// run before (delivered again, or a copy of an ambiguous dispatch) always
+// run before (mayHaveRun) always
 // goes alone on the task's own subject, marked by hdrRerun with the time of
 // its dispatch: the instance hands it over only when no result of the task
 // is stored, its own or in a batch (batchIndex), so that a result is handed
@@ -81,14 +81,21 @@ func decodeBatch(m jetstream.Msg) ([]batchEntry, error) {
 	return entries, nil
 }
 
-// markRerun marks the result msg of a task that may have run before
-// (delivered again, or a copy of an ambiguous dispatch), so that its
-// instance checks for an earlier result, batched, before handing it over.
-func markRerun(msg *nats.Msg, m jetstream.Msg, t Task, n int) {
-	if n > 1 || maybeRan(m) {
+// resultFor builds the result message of delivery n of t, received as m
+// (resultMsg). That of a task that may have run before is marked
+// (hdrRerun), so that its instance checks for an earlier result, batched,
+// before handing it over.
+func resultFor(ns names, m jetstream.Msg, t Task, result json.RawMessage, runErr error, n int) *nats.Msg {
+	msg := resultMsg(ns, t, result, runErr, n)
+	if mayHaveRun(m, n) {
 		msg.Header.Set(hdrRerun, strconv.FormatInt(t.Dispatched.UnixNano(), 10))
 	}
+	return msg
 }
+
+// mayHaveRun reports whether delivery n of a task, received as m, may
+// follow a run: a delivery again, or a copy of an ambiguous dispatch.
+func mayHaveRun(m jetstream.Msg, n int) bool { return n > 1 || maybeRan(m) }
 
 // batchIndex knows the task ids of the batched results of instances on
 // results streams, read from the streams when asked (headers only),

@@ -67,7 +67,7 @@ type sentResults struct {
 // publish groups the results of a round into messages, a batch per
 // instance and results stream of at most Config.ResultBatch results and
 // batchBytes, and publishes them. A result of a task that may have run
-// before goes alone on its own subject (markRerun), and so does a long
+// before goes alone on its own subject (resultFor), and so does a long
 // one, and one of a task whose message does not say that its instance
 // reads batches (hdrBatch: dispatched by an earlier version).
 func (q *resultQueue) publish(round []pendingResult) []*sentResults {
@@ -75,7 +75,7 @@ func (q *resultQueue) publish(round []pendingResult) []*sentResults {
 	var out []*sentResults
 	open := map[string]*sentResults{} // the batch being filled, by stream and instance
 	for _, p := range round {
-		if p.n > 1 || maybeRan(p.m) || len(p.result) > batchBytes/4 || p.m.Headers().Get(hdrBatch) != batchFormat {
+		if mayHaveRun(p.m, p.n) || len(p.result) > batchBytes/4 || p.m.Headers().Get(hdrBatch) != batchFormat {
 			out = append(out, &sentResults{ps: []pendingResult{p}})
 			continue
 		}
@@ -92,8 +92,7 @@ func (q *resultQueue) publish(round []pendingResult) []*sentResults {
 	for _, s := range out {
 		p := s.ps[0]
 		if len(s.ps) == 1 {
-			s.msg = resultMsg(w.n, p.t, p.result, nil, p.n)
-			markRerun(s.msg, p.m, p.t, p.n)
+			s.msg = resultFor(w.n, p.m, p.t, p.result, nil, p.n)
 		} else if msg, err := batchMsg(w.n, s.ps); err == nil {
 			s.msg = msg
 		} else {
@@ -153,7 +152,7 @@ func (w *Worker) recordBatch(s *sentResults) {
 		_, err := w.js.PublishMsg(ctx, s.msg, jetstream.WithExpectStream(resultStreamOf(w.n, first)))
 		cancel()
 		switch {
-		case err == nil || w.stored(resultStreamOf(w.n, first), s.msg.Subject):
+		case err == nil || w.stored(first.Results, s.msg.Subject):
 			for _, p := range s.ps {
 				w.ack(p.m)
 			}
@@ -171,11 +170,11 @@ func (w *Worker) recordBatch(s *sentResults) {
 	}
 }
 
-// stored reports whether stream holds a message on subject.
-func (w *Worker) stored(stream, subject string) bool {
+// stored reports whether results stream i holds a message on subject.
+func (w *Worker) stored(i int, subject string) bool {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	st, err := w.js.Stream(ctx, stream)
+	st, err := w.resultsStream(ctx, i)
 	if err == nil {
 		_, err = st.GetLastMsgForSubject(ctx, subject)
 	}

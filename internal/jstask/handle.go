@@ -39,7 +39,7 @@ func (w *Worker) handle(ctx context.Context, m jetstream.Msg, run Runner) {
 		msg := fmt.Sprintf("given up after %d deliveries: its workers died or stalled", n-1)
 		w.giveUp(m, t, &TaskError{Kind: KindDeliveries, Msg: msg}, n-1)
 		return
-	case (n > 1 || maybeRan(m)) && w.recorded(t):
+	case mayHaveRun(m, n) && w.recorded(t):
 		w.ack(m) // an earlier run (or copy) stored its result but was not acknowledged
 		return
 	}
@@ -231,8 +231,7 @@ func (w *Worker) record(m jetstream.Msg, t Task, result json.RawMessage, runErr 
 		_ = m.Term()
 		return
 	}
-	msg := resultMsg(w.n, t, result, runErr, n)
-	markRerun(msg, m, t, n)
+	msg := resultFor(w.n, m, t, result, runErr, n)
 	deadline := time.Now().Add(2*w.cfg.AckWait + 10*time.Second)
 	for pause := 50 * time.Millisecond; ; pause = min(2*pause, time.Second) {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -246,9 +245,8 @@ func (w *Worker) record(m jetstream.Msg, t Task, result json.RawMessage, runErr 
 			w.ack(m)
 			return
 		case errors.Is(err, nats.ErrMaxPayload):
-			msg = resultMsg(w.n, t, nil, &TaskError{Kind: KindResult,
+			msg = resultFor(w.n, m, t, nil, &TaskError{Kind: KindResult,
 				Msg: fmt.Sprintf("the result of %d bytes is over the server's bound", len(result))}, n)
-			markRerun(msg, m, t, n)
 			continue
 		case w.recorded(t):
 			w.ack(m) // the task ran twice; the first result stays
@@ -264,15 +262,11 @@ func (w *Worker) record(m jetstream.Msg, t Task, result json.RawMessage, runErr 
 // recorded reports whether the task's result is already stored, alone
 // or in a batch (batch.go).
 func (w *Worker) recorded(t Task) bool {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	st, err := w.resultsStream(ctx, t.Results)
-	if err == nil {
-		_, err = st.GetLastMsgForSubject(ctx, resultSubject(w.n, t))
-	}
-	if err == nil {
+	if w.stored(t.Results, resultSubject(w.n, t)) {
 		return true
 	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
 	in, err := w.batched.has(ctx, t)
 	if err != nil {
 		w.cfg.Logger.Debug("zealgo: jstask: look for a batched result", "id", t.ID, "err", err)

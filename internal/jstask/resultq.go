@@ -57,10 +57,9 @@ func (w *Worker) startResults() *resultQueue {
 // cannot start or the queue is stopped.
 func (q *resultQueue) record(m jetstream.Msg, t Task, result json.RawMessage, n int) {
 	w := q.w
-	msg := resultMsg(w.n, t, result, nil, n)
 	q.mu.RLock()
 	defer q.mu.RUnlock()
-	if q.stopped || t.Instance == "" || msg.Header.Get(hdrKind) != "" { // stopped, or not a JSON result
+	if q.stopped || t.Instance == "" || (len(result) > 0 && !json.Valid(result)) { // stopped, or not a JSON result
 		w.record(m, t, result, nil, n)
 		return
 	}
@@ -68,7 +67,7 @@ func (q *resultQueue) record(m jetstream.Msg, t Task, result json.RawMessage, n 
 		q.gather <- pendingResult{m: m, t: t, result: result, n: n}
 		return
 	}
-	markRerun(msg, m, t, n)
+	msg := resultFor(w.n, m, t, result, nil, n)
 	f, err := w.js.PublishMsgAsync(msg, jetstream.WithExpectStream(resultStreamOf(w.n, t))) // no message id: see Worker.record
 	if err != nil {
 		w.record(m, t, result, nil, n)
