@@ -12,9 +12,11 @@ import (
 	"golang.org/x/crypto/bcrypt"
 )
 
+// openTemp opens a store in a new temporary directory, hashing at
+// bcrypt.MinCost (openQuick).
 func openTemp(t *testing.T) *Store {
 	t.Helper()
-	s, err := Open(filepath.Join(t.TempDir(), "data", FileName))
+	s, err := openQuick(filepath.Join(t.TempDir(), "data", FileName))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -22,12 +24,25 @@ func openTemp(t *testing.T) *Store {
 	return s
 }
 
+// openQuick is Open with the hashes (of accounts and the dummy one) at
+// bcrypt.MinCost: under the race detector each hash at the default cost
+// takes about a second of CPU. Only the tests of the cost itself
+// (TestSampleStoreLoginCost, TestSampleStoreHashCost) open otherwise.
+func openQuick(path string) (*Store, error) {
+	s := New()
+	s.SetHashCost(bcrypt.MinCost)
+	if err := s.Open(path); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
 // TestSampleStoreOpen checks the connection settings every connection
 // gets (WAL, busy timeout, foreign keys), the file's mode, and that
 // opening an existing database again migrates nothing away.
 func TestSampleStoreOpen(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "nested", "dir", FileName)
-	s, err := Open(path)
+	s, err := openQuick(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,7 +83,7 @@ func TestSampleStoreOpen(t *testing.T) {
 	if _, ok := s.Login("keeper", "password1"); ok {
 		t.Error("a closed store logged in")
 	}
-	s2, err := Open(path)
+	s2, err := openQuick(path)
 	if err != nil {
 		t.Fatalf("reopening: %v", err)
 	}
@@ -127,7 +142,12 @@ func TestSampleStoreRegister(t *testing.T) {
 // verification whether the username exists or not, and that the dummy
 // hash used for unknown usernames has the default cost.
 func TestSampleStoreLoginCost(t *testing.T) {
-	s := openTemp(t)
+	s, err := Open(filepath.Join(t.TempDir(), FileName)) // the dummy hash at the default cost
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	s.SetHashCost(bcrypt.MinCost) // alice's hash: its cost is not checked
 	s.Register("alice", "password1")
 	var calls atomic.Int32
 	var hashes []string

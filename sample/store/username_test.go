@@ -54,7 +54,7 @@ func TestSampleStoreUsernameCase(t *testing.T) {
 // unique index.
 func TestSampleStoreUsernameCaseMigration(t *testing.T) {
 	path := filepath.Join(t.TempDir(), FileName)
-	old, err := Open(path)
+	old, err := openQuick(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,7 +72,7 @@ func TestSampleStoreUsernameCaseMigration(t *testing.T) {
 	}
 	old.Close()
 
-	s, err := Open(path)
+	s, err := openQuick(path)
 	if err != nil {
 		t.Fatalf("opening a database with case duplicates: %v", err)
 	}
@@ -96,7 +96,7 @@ func TestSampleStoreUsernameCaseMigration(t *testing.T) {
 	}
 	s.Close()
 
-	s, err = Open(path)
+	s, err = openQuick(path)
 	if err != nil {
 		t.Fatal(err)
 	}
