@@ -30,6 +30,7 @@ func resultMsgs(t *testing.T, c *Client) uint64 {
 // result, and their results take fewer messages than tasks: the results
 // that end while others are being stored go together.
 func TestResultsBatchedUnderLoad(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	cfg := Config{Prefix: "batch", AckWait: 5 * time.Second, ResultBatch: 64}
 	o := &outcomes{byID: map[int64][]outcome{}, js: f.conn.JS}
@@ -99,6 +100,7 @@ func storeBatch(t *testing.T, c *Client, ts []Task) {
 // a second run of one of them (marked as such) is not handed over to the
 // restarted instance, while such a result of a task never batched is.
 func TestBatchedResultIsNotHandedOverTwice(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	cfg := Config{Prefix: "rerun", AckWait: time.Second, ResultAckWait: time.Second, ResultBatch: 64}
 	o := &outcomes{byID: map[int64][]outcome{}, js: f.conn.JS}
@@ -181,6 +183,7 @@ func pullTasks(t *testing.T, f *fixture, c *Client, n int) []Task {
 // not read (a newer zealgo's) is handed to no finish callback and not
 // acknowledged, so that it waits for an instance that reads it.
 func TestBatchOfUnknownFormatIsKept(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	cfg := Config{Prefix: "fmt", ResultAckWait: time.Second}
 	o := &outcomes{byID: map[int64][]outcome{}, js: f.conn.JS}
@@ -225,6 +228,7 @@ func TestBatchOfUnknownFormatIsKept(t *testing.T) {
 // with a delivery above 1, and the results took fewer messages than
 // tasks.
 func TestWorkerKilledMidBatch(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	cfg := envConfig()
 	o := &outcomes{byID: map[int64][]outcome{}, js: f.conn.JS}
@@ -261,6 +265,7 @@ func TestWorkerKilledMidBatch(t *testing.T) {
 // a worker that batches, and each result goes alone, in the format that
 // version reads, even with the tasks queued up.
 func TestTasksOfAnEarlierVersionGetResultsAlone(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	cfg := Config{Prefix: "old", AckWait: 5 * time.Second, ResultBatch: 64}
 	o := &outcomes{byID: map[int64][]outcome{}, js: f.conn.JS}
@@ -303,6 +308,7 @@ func TestTasksOfAnEarlierVersionGetResultsAlone(t *testing.T) {
 // its first run, and the instance reads both only then (it was down):
 // it leaves the marked result to the batch, and hands the batch's over.
 func TestBatchStoredAfterARerunsResult(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	cfg := Config{Prefix: "order", ResultAckWait: time.Second}
 	o := &outcomes{byID: map[int64][]outcome{}, js: f.conn.JS}

@@ -15,6 +15,7 @@ import (
 // workers show exactly those tasks' first runs as second deliveries,
 // stream by stream.
 func TestMarkCrashCoversEveryTaskStream(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	ctx := context.Background()
 	cfg := Config{Prefix: "crash", Streams: 3, MaxInFlight: 6} // 2 in flight per stream

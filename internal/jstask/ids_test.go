@@ -10,6 +10,7 @@ import (
 // the first 2 s (5,120 a second) want 75 blocks for the next 15 s, not
 // the 10 used so far.
 func TestIDReserveFollowsThePace(t *testing.T) {
+	t.Parallel()
 	r := &idReserve{winStart: time.Now().Add(-2 * time.Second), cur: 10 * idBlock}
 	if got := r.want(); got < 70 || got > 80 {
 		t.Errorf("want %d spare blocks after 10 blocks in 2s, want about 76", got)

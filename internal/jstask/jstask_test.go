@@ -182,6 +182,7 @@ func decode(t *testing.T, raw json.RawMessage) map[string]any {
 }
 
 func TestTasksRunOnWorkerAndResultsComeBack(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	c, o := f.client("a")
 	f.worker("JSTASK_CONC=4")
@@ -224,6 +225,7 @@ func TestTasksRunOnWorkerAndResultsComeBack(t *testing.T) {
 }
 
 func TestTaskOfKilledWorkerIsDeliveredAgain(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	c, o := f.client("a")
 	w1 := f.worker()
@@ -245,6 +247,7 @@ func TestTaskOfKilledWorkerIsDeliveredAgain(t *testing.T) {
 }
 
 func TestTaskGivenUpAfterMaxDeliver(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	c, o := f.client("a")
 	env := []string{"JSTASK_URL=" + f.url, "JSTASK_MARK=" + f.mark, "JSTASK_MAXDELIVER=2"}
@@ -268,6 +271,7 @@ func TestTaskGivenUpAfterMaxDeliver(t *testing.T) {
 }
 
 func TestDuplicateDispatchIsDropped(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	c, o := f.client("a")
 	ctx := context.Background()
@@ -297,6 +301,7 @@ func TestDuplicateDispatchIsDropped(t *testing.T) {
 }
 
 func TestTasksQueuedWithoutWorkersRunWhenOneStarts(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	c, o := f.client("a")
 	var ids []int64
@@ -337,6 +342,7 @@ func TestLongTaskIsKeptAlive(t *testing.T) {
 }
 
 func TestWorkerShutdownGivesTaskBack(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	c, o := f.client("a")
 	w1 := f.worker("JSTASK_GRACE_MS=200")
@@ -355,6 +361,7 @@ func TestWorkerShutdownGivesTaskBack(t *testing.T) {
 }
 
 func TestConcurrencyModes(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		conc, tasks int
 		peak        func(float64) bool
@@ -383,6 +390,7 @@ func TestConcurrencyModes(t *testing.T) {
 }
 
 func TestTaskIDsAreUniqueAcrossInstancesAndRestarts(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	ctx := context.Background()
 	seen := map[int64]bool{}
@@ -417,6 +425,7 @@ func TestTaskIDsAreUniqueAcrossInstancesAndRestarts(t *testing.T) {
 }
 
 func TestOpenRefusesBadNames(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	for _, inst := range []string{"", "a.b", "a b", "a>"} {
 		if _, err := Open(context.Background(), f.conn.JS, Config{}, inst, nil); err == nil {

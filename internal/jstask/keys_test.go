@@ -24,6 +24,14 @@ func TestKeyRememberedAcrossServerRestart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The server running at the end stops last, after the client and the
+	// worker: stopped with the server gone, they would wait out their
+	// requests' timeouts.
+	t.Cleanup(func() {
+		if srv != nil {
+			srv.Shutdown()
+		}
+	})
 	u, _ := url.Parse(srv.URL())
 	port, _ := strconv.Atoi(u.Port())
 	f := &fixture{t: t, url: srv.URL(), mark: t.TempDir()}
@@ -45,7 +53,6 @@ func TestKeyRememberedAcrossServerRestart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer srv.Shutdown()
 	var id int64
 	testutil.WaitFor(t, 10*time.Second, "an answer from the restarted server", func() bool {
 		actx, cancel := context.WithTimeout(ctx, time.Second)

@@ -9,23 +9,26 @@ import (
 )
 
 // TestCrashingTaskIsIsolated: a task that kills its worker is queued
-// with 30 ordinary ones on one worker that runs 64 at once (restarted
-// whenever it dies): the 30 run, the crashing one is given up to the dead
-// letters, and can be retried from there.
+// with 30 ordinary ones (100 ms on their first run, when the crash ends
+// it, 10 ms on the next, alone) on one worker that runs 64 at once and
+// gives a task up after 2 deliveries (restarted whenever it dies): the 30
+// run, the crashing one is given up to the dead letters, and can be
+// retried from there.
 func TestCrashingTaskIsIsolated(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	c, o := f.client("a")
 	crash := dispatch(t, c, "/task/crash", `[]`)
 	var ids []int64
 	for range 30 {
-		ids = append(ids, dispatch(t, c, "/task/sleep", `[100]`))
+		ids = append(ids, dispatch(t, c, "/task/sleep", `[100, 10]`))
 	}
 	stop, looped := make(chan struct{}), make(chan struct{})
 	defer func() { close(stop); <-looped }() // before the cleanups kill the last worker
 	go func() {
 		defer close(looped)
 		for {
-			p := launch(t, "worker", "JSTASK_URL="+f.url, "JSTASK_MARK="+f.mark, "JSTASK_CONC=64")
+			p := launch(t, "worker", "JSTASK_URL="+f.url, "JSTASK_MARK="+f.mark, "JSTASK_CONC=64", "JSTASK_MAXDELIVER=2")
 			select {
 			case <-p.exited:
 			case <-stop:
@@ -68,6 +71,7 @@ func TestCrashingTaskIsIsolated(t *testing.T) {
 // succeeds on its second; one that always fails runs its three attempts,
 // the backoff apart, then ends in the dead letters.
 func TestFailedTaskRetriedWithBackoff(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	c, o := f.client("a")
 	f.worker("JSTASK_CONC=4")
@@ -104,6 +108,7 @@ func TestFailedTaskRetriedWithBackoff(t *testing.T) {
 // counts a failed attempt (KindTimeout) and its worker process ends, to
 // be replaced.
 func TestTaskTimeLimitRecyclesWorker(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	c, o := f.client("a")
 	w := f.worker()
@@ -123,6 +128,7 @@ func TestTaskTimeLimitRecyclesWorker(t *testing.T) {
 // the first one's id and makes no task; a queue at its bound refuses a
 // dispatch with ErrQueueFull.
 func TestDispatchKeyAndQueueBound(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	cfg := envConfig()
 	cfg.MaxQueued = 3

@@ -49,6 +49,7 @@ func TestQueuedTasksSurviveServerKill(t *testing.T) {
 // after dispatching; its tasks run meanwhile; the dispatcher restarted
 // under the same instance name gets every result, once.
 func TestResultsWaitForTheirDispatcher(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	env := []string{"JSTASK_URL=" + f.url, "JSTASK_INSTANCE=d1"}
 	d := startProc(t, "dispatcher", append(env, "JSTASK_DISPATCH=5")...)
@@ -98,6 +99,7 @@ func TestResultsWaitForTheirDispatcher(t *testing.T) {
 // tasks; one is killed mid-load and another takes its place. Every task
 // finishes exactly once.
 func TestThousandTasksWithAWorkerKilledMidLoad(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	c, o := f.client("a")
 	w1 := f.worker("JSTASK_CONC=8")

@@ -12,6 +12,7 @@ import (
 // second run), published without a message id as workers do, is refused
 // by its stream and not handed over, not even to the instance restarted.
 func TestResultsSpreadOverResultStreams(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	cfg := Config{Prefix: "res", Streams: 3, ResultStreams: 3, AckWait: 5 * time.Second}
 	o := &outcomes{byID: map[int64][]outcome{}, js: f.conn.JS}

@@ -16,6 +16,7 @@ import (
 // dispatch sends them: those without a key to each stream in turn, a
 // keyed one to its key's stream.
 func TestDeadRetrySpreadsOverTaskStreams(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	ctx := context.Background()
 	cfg := Config{Prefix: "redo", Streams: 3}

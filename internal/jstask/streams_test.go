@@ -61,6 +61,7 @@ func inProcess(t *testing.T, f *fixture, wc WorkerConfig, run Runner) {
 // another stream at once and its run shows delivery 2, while a keyed task
 // dispatched to its own stream shows delivery 1.
 func TestTaskStreamsShareTheTasks(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	cfg := Config{Prefix: "multi", Streams: 3, AckWait: 5 * time.Second}
 	o := &outcomes{byID: map[int64][]outcome{}, js: f.conn.JS}
@@ -120,6 +121,7 @@ func TestTaskStreamsShareTheTasks(t *testing.T) {
 // all run by workers configured for one: a stream left over is read, not
 // forgotten.
 func TestLeftoverTaskStreamIsDrained(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	cfg := Config{Prefix: "shrink", Streams: 3}
 	o := &outcomes{byID: map[int64][]outcome{}, js: f.conn.JS}
@@ -151,6 +153,7 @@ func TestLeftoverTaskStreamIsDrained(t *testing.T) {
 // at once (a worker that pulled the streams in turn waited on one at a
 // time, and a task on another stayed queued until that pull ended).
 func TestWorkerPullsEveryStreamAtOnce(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	cfg := Config{Prefix: "atonce", Streams: 3, AckWait: 5 * time.Second}
 	o := &outcomes{byID: map[int64][]outcome{}, js: f.conn.JS}

@@ -12,6 +12,7 @@ import (
 // disk) is tried again, not refused: the retry is then answered as the
 // first one's duplicate.
 func TestTransientErrors(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		err  error
 		want bool
