@@ -75,7 +75,9 @@ type jsEngine struct {
 }
 
 // startJS starts the engine of instance with workers local worker
-// processes (0: a dispatcher only).
+// processes (0: a dispatcher only). Its workers pull for at most 500 ms
+// at a time: a task delivered again waits that long (not jstask's 5 s)
+// to be pulled alone.
 func (f *natsFixture) startJS(t *testing.T, instance string, workers int) *jsEngine {
 	t.Helper()
 	logs := &testutil.Buffer{}
@@ -84,7 +86,7 @@ func (f *natsFixture) startJS(t *testing.T, instance string, workers int) *jsEng
 		Pool: Config{Workers: workers, Coroutine: true, Command: testCommand, Log: log},
 		JS:   f.conn.JS, MaxPayload: f.conn.NC.MaxPayload(), Instance: instance,
 		Queue: taskproto.QueueConfig{URL: f.url, Token: "s3cret", AckWait: time.Second, MaxDeliver: 2,
-			Concurrency: 8, Grace: time.Second},
+			Concurrency: 8, Grace: time.Second, PollWait: 500 * time.Millisecond},
 	})
 	je := &jsEngine{Engine: &Engine{}, b: b, ends: &ends{got: map[int64][]Outcome{}}, logs: logs}
 	if err := je.Start(b, je.ends.finish, log); err != nil {
@@ -167,6 +169,7 @@ func result(t *testing.T, o Outcome) any {
 // request id reaches the task; ids never collide; failures keep their
 // class; arguments over the server's bound are refused at dispatch.
 func TestJetStreamRoundTrip(t *testing.T) {
+	t.Parallel()
 	f := startNATS(t)
 	a, b := f.startJS(t, "a", 1), f.startJS(t, "b", 1)
 	if len(a.PIDs()) != 1 || len(b.PIDs()) != 1 {
@@ -230,6 +233,7 @@ func TestJetStreamRoundTrip(t *testing.T) {
 // delivery; a task that kills its worker on every delivery ends as
 // failed after MaxDeliver deliveries.
 func TestJetStreamRedelivery(t *testing.T) {
+	t.Parallel()
 	f := startNATS(t)
 	e := f.startJS(t, "solo", 1)
 	pid := e.PIDs()[0]
@@ -263,6 +267,7 @@ func TestJetStreamRedelivery(t *testing.T) {
 // dispatcher, which had stopped meanwhile, and reaches it after its
 // restart under the same instance name.
 func TestJetStreamWaits(t *testing.T) {
+	t.Parallel()
 	f := startNATS(t)
 	web := f.startJS(t, "web", 0)
 	id := web.dispatch(t, "echo", nil, "queued")

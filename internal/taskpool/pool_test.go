@@ -106,6 +106,7 @@ func (te *testEngine) pidOf(t *testing.T) int {
 // failure come back to the finish callback; the workers got their
 // configuration and their logs reach the pool's logger.
 func TestPoolRoundTrip(t *testing.T) {
+	t.Parallel()
 	te := startEngine(t, 2, true)
 	if pids := te.PIDs(); len(pids) != 2 || pids[0] == pids[1] {
 		t.Fatalf("PIDs() = %v, want two distinct", pids)
@@ -145,6 +146,7 @@ func TestPoolRoundTrip(t *testing.T) {
 // a quick task dispatched after a slow one finishes after it (with
 // Coroutine it would finish first).
 func TestPoolSerial(t *testing.T) {
+	t.Parallel()
 	te := startEngine(t, 1, false)
 	a, b := te.dispatch(t, "sleep", nil, 200), te.dispatch(t, "sleep", nil, 0)
 	te.out.wait(t, a)
@@ -159,6 +161,7 @@ func TestPoolSerial(t *testing.T) {
 // TestPoolWorkerDies: a worker that dies mid-task fails the task with
 // FailExited naming its pid, and is replaced by a new process.
 func TestPoolWorkerDies(t *testing.T) {
+	t.Parallel()
 	te := startEngine(t, 1, true)
 	old := te.pidOf(t)
 	o := te.run(t, "exit", nil)
