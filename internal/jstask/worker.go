@@ -43,8 +43,10 @@ type WorkerConfig struct {
 	// Grace is how long running tasks may go on after Run's context is
 	// done before their contexts are cancelled; default 10s.
 	Grace time.Duration
-	// PollWait is how long one pull for tasks waits on the server;
-	// default 5s.
+	// PollWait is how long one pull for tasks waits on the server, and
+	// so how long a task delivered again waits to be pulled alone;
+	// default 5s, or AckWait when shorter (a task is then delivered
+	// again, and pulled alone, within about two AckWaits).
 	PollWait time.Duration
 	// Limits, when set, returns the attempts, backoff and time limit of
 	// a task's handler (its file's own): they override Config's, and a
@@ -96,7 +98,7 @@ func NewWorker(ctx context.Context, js jetstream.JetStream, cfg WorkerConfig) (*
 		cfg.Grace = 10 * time.Second
 	}
 	if cfg.PollWait <= 0 {
-		cfg.PollWait = 5 * time.Second
+		cfg.PollWait = min(5*time.Second, cfg.AckWait)
 	}
 	if cfg.Recycle == nil {
 		cfg.Recycle = func() { os.Exit(3) }

@@ -75,9 +75,7 @@ type jsEngine struct {
 }
 
 // startJS starts the engine of instance with workers local worker
-// processes (0: a dispatcher only). Its workers pull for at most 500 ms
-// at a time: a task delivered again waits that long (not jstask's 5 s)
-// to be pulled alone.
+// processes (0: a dispatcher only).
 func (f *natsFixture) startJS(t *testing.T, instance string, workers int) *jsEngine {
 	t.Helper()
 	logs := &testutil.Buffer{}
@@ -86,7 +84,7 @@ func (f *natsFixture) startJS(t *testing.T, instance string, workers int) *jsEng
 		Pool: Config{Workers: workers, Coroutine: true, Command: testCommand, Log: log},
 		JS:   f.conn.JS, MaxPayload: f.conn.NC.MaxPayload(), Instance: instance,
 		Queue: taskproto.QueueConfig{URL: f.url, Token: "s3cret", AckWait: time.Second, MaxDeliver: 2,
-			Concurrency: 8, Grace: time.Second, PollWait: 500 * time.Millisecond},
+			Concurrency: 8, Grace: time.Second},
 	})
 	je := &jsEngine{Engine: &Engine{}, b: b, ends: &ends{got: map[int64][]Outcome{}}, logs: logs}
 	if err := je.Start(b, je.ends.finish, log); err != nil {

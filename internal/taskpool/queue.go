@@ -36,7 +36,6 @@ func openQueue(ctx context.Context, cfg *taskproto.QueueConfig, log *slog.Logger
 		Config:      jstaskConfig(*cfg, log),
 		Concurrency: cfg.Concurrency,
 		Grace:       cfg.Grace,
-		PollWait:    cfg.PollWait,
 		Limits:      limitsOf(run),
 	})
 	if err != nil {

@@ -42,10 +42,6 @@ type QueueConfig struct {
 	// Grace is how long running tasks may finish after the server asks
 	// the worker to stop; zero for jstask's default.
 	Grace time.Duration `json:"grace,omitempty"`
-	// PollWait is jstask.WorkerConfig's: how long one pull waits on the
-	// server, and so how long a task delivered again waits to be pulled
-	// alone; zero for jstask's default.
-	PollWait time.Duration `json:"poll_wait,omitempty"`
 	// Replicas, Attempts, Backoff, Timeout, MaxQueued and MaxInFlight
 	// are jstask.Config's; zero for the defaults.
 	Replicas    int           `json:"replicas,omitempty"`
