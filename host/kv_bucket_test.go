@@ -50,6 +50,7 @@ func TestKVBucketTTLLocal(t *testing.T) {
 // bucket's, shared by the instances; an instance opening the bucket
 // without BucketTTL keeps it.
 func TestKVBucketTTLNATS(t *testing.T) {
+	t.Parallel()
 	url := sharedNATS(t)
 	a := newTestApp(t, kvFiles, natsOpts(url))
 	b := newTestApp(t, kvFiles, natsOpts(url))

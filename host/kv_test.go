@@ -177,6 +177,7 @@ func TestKVLocal(t *testing.T) {
 // TestKVNATSShared: two instances on one NATS server share their
 // buckets; each bucket is a JetStream bucket.
 func TestKVNATSShared(t *testing.T) {
+	t.Parallel()
 	url := sharedNATS(t)
 	a := newTestApp(t, kvFiles, natsOpts(url))
 	b := newTestApp(t, kvFiles, natsOpts(url))
@@ -323,5 +324,6 @@ func TestSharedFromTaskLocal(t *testing.T) {
 
 // TestSharedFromTaskNATS: on NATS, a task's worker uses it itself.
 func TestSharedFromTaskNATS(t *testing.T) {
+	t.Parallel()
 	checkFromTask(t, newTaskApp(t, kvFiles, 1, true, natsOpts(host.NATSEmbedded)))
 }

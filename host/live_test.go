@@ -302,6 +302,7 @@ func TestBroadcastAcrossInstances(t *testing.T) {
 // TestBroadcastFromTask: a task, in its worker process, broadcasts to a
 // room whose client is connected to the server, through NATS.
 func TestBroadcastFromTask(t *testing.T) {
+	t.Parallel()
 	ta := newTaskApp(t, roomFiles, 1, true, natsOpts(host.NATSEmbedded))
 	c := dialWS(t, ta.srv.URL, "/api/room?name=news", nil)
 	readWS(t, c)

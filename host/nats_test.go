@@ -51,6 +51,7 @@ func natsOpts(url string) host.Option {
 // forwarded from the worker, carry it; Server.Task dispatches with none;
 // ids are unique; arguments over the server's bound are refused.
 func TestTaskNATS(t *testing.T) {
+	t.Parallel()
 	ta := newTaskApp(t, natsTaskFiles, 2, true, natsOpts(host.NATSEmbedded))
 	if !strings.Contains(ta.logs.String(), "NATS JetStream") || !strings.Contains(ta.logs.String(), "embedded at nats://127.0.0.1:") {
 		t.Fatalf("the log does not name the embedded server:\n%s", ta.logs)

@@ -23,6 +23,7 @@ import (
 // task waits until all have started, which only overlapping tasks can
 // do; in serial mode no task ever sees another one running.
 func TestTaskCoroutine(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name        string
 		coroutine   bool
@@ -82,6 +83,7 @@ func TestTaskCoroutine(t *testing.T) {
 // TestTaskPanic: a panicking task reports ErrTaskPanicked with the panic
 // value, and the same worker process serves the next task.
 func TestTaskPanic(t *testing.T) {
+	t.Parallel()
 	for _, coroutine := range []bool{true, false} {
 		t.Run(fmt.Sprintf("coroutine=%v", coroutine), func(t *testing.T) {
 			ta := newTaskApp(t, map[string]string{
@@ -186,6 +188,7 @@ func waitStarted(t *testing.T, dir string, n int) {
 // tasks: both reach the finish callback as failed, the worker is reaped
 // and replaced, and the new one serves the next task.
 func TestTaskWorkerKilled(t *testing.T) {
+	t.Parallel()
 	ta := newTaskApp(t, map[string]string{"task/pid.go": taskPid, "task/block.go": taskBlock}, 1, true)
 	old := ta.pidOf(t)
 	dir, _ := blockDir(t)
@@ -353,6 +356,7 @@ func startedBy(t *testing.T, dir string) map[int][]int {
 // a worker alive, and finish; the pool starts a new worker in its place
 // (issue 30: the single worker's kill -9, measured).
 func TestTaskNATSWorkerKilled(t *testing.T) {
+	t.Parallel()
 	ta := newTaskApp(t, map[string]string{"task/held.go": taskHeld}, 2, true, natsOpts(host.NATSEmbedded))
 	dir, release := blockDir(t)
 	const tasks = 6

@@ -47,6 +47,7 @@ var retry = 3`),
 // file's, and gives a file without one its attempts; a Task's Timeout
 // bounds its run; a retry of the wrong type is a load error that says so.
 func TestTaskNATSRetryPerFileAndTask(t *testing.T) {
+	t.Parallel()
 	ta := newTaskApp(t, retryFiles, 1, true, natsOpts(host.NATSEmbedded))
 	defer func() {
 		if t.Failed() {

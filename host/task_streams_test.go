@@ -13,6 +13,7 @@ import (
 // then wait for the disk side by side, and keeps one when it syncs at
 // an interval; NATSConfig.Tasks.Streams chooses. Tasks run on each.
 func TestTaskStreamsBySync(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		name, sync string
 		streams    int // NATSConfig.Tasks.Streams
@@ -23,6 +24,7 @@ func TestTaskStreamsBySync(t *testing.T) {
 		{"chosen", "1s", 2, []string{"ZEALGO_TASKS", "ZEALGO_TASKS_1"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
 			ta := newTaskApp(t, natsTaskFiles, 1, true, natsOpts(host.NATSEmbedded), host.WithConfig(func(cfg *host.Config) {
 				cfg.NATS.Sync, cfg.NATS.Tasks.Streams = c.sync, c.streams
 			}))

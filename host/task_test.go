@@ -135,6 +135,7 @@ func toJSON(t *testing.T, v any) string {
 // what reaches the finish callback: results converted from and to JSON,
 // and task errors for everything that goes wrong inside a task.
 func TestTaskDispatchFinish(t *testing.T) {
+	t.Parallel()
 	ta := newTaskApp(t, map[string]string{
 		"task/pid.go": taskPid,
 		"task/add.go": taskFile("add", "", `func(a, b int) any { return map[string]any{"sum": a + b} }`),
