@@ -236,10 +236,7 @@ func TestWorkerKilledMidBatch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var ids []int64
-	for range 1000 { // queued first, so that results end in bursts
-		ids = append(ids, dispatch(t, c, "/task/sleep", `[2]`))
-	}
+	ids := dispatchMany(t, c, 1000, "/task/sleep", `[2]`) // queued first, so that results end in bursts
 	w1 := f.worker("JSTASK_CONC=32", "JSTASK_RESULT_BATCH=64")
 	f.worker("JSTASK_CONC=32", "JSTASK_RESULT_BATCH=64")
 	testutil.WaitFor(t, 20*time.Second, "200 results", func() bool { return o.total() >= 200 })

@@ -105,6 +105,27 @@ func dispatch(t *testing.T, c *Client, handler, args string) int64 {
 	return id
 }
 
+// dispatchMany dispatches n tasks of handler with args from 8 goroutines
+// at once, as concurrent requests do (one after another, 1,000 take
+// seconds under the race detector), and returns their ids.
+func dispatchMany(t *testing.T, c *Client, n int, handler, args string) []int64 {
+	t.Helper()
+	ids, errs := make([]int64, n), make([]error, n)
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Go(func() {
+			for i := g; i < n; i += 8 {
+				ids[i], errs[i] = c.Dispatch(context.Background(), Task{Handler: handler, Args: json.RawMessage(args)})
+			}
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		t.Fatal(err)
+	}
+	return ids
+}
+
 type outcome struct {
 	result json.RawMessage
 	err    error

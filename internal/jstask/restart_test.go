@@ -104,10 +104,7 @@ func TestThousandTasksWithAWorkerKilledMidLoad(t *testing.T) {
 	c, o := f.client("a")
 	w1 := f.worker("JSTASK_CONC=8")
 	f.worker("JSTASK_CONC=8")
-	var ids []int64
-	for range 1000 {
-		ids = append(ids, dispatch(t, c, "/task/sleep", `[20]`))
-	}
+	ids := dispatchMany(t, c, 1000, "/task/sleep", `[20]`)
 	testutil.WaitFor(t, 20*time.Second, "200 results", func() bool { return o.total() >= 200 })
 	w1.kill()
 	f.worker("JSTASK_CONC=8")
