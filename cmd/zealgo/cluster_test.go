@@ -478,6 +478,7 @@ func TestServeKilledWithTasksQueued(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs processes")
 	}
+	t.Parallel()
 	root, data, addr := testutil.WriteTree(t, clusterApp), t.TempDir(), testutil.FreeAddr(t)
 	args := []string{"serve", "--root", root, "--addr", addr, "--data", data, "--task-workers", "1",
 		"--task-coroutine=false", "--task-ack-wait", "2s"}
@@ -521,6 +522,7 @@ func TestServeChildKilledWithTasksQueued(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs processes")
 	}
+	t.Parallel()
 	root, data, addr := testutil.WriteTree(t, clusterApp), t.TempDir(), testutil.FreeAddr(t)
 	p := start(t, addr, []string{"ZEALGO_SESSION_SECRET=" + strings.Repeat("k", 40)}, "serve", "--root", root,
 		"--addr", addr, "--data", data, "--task-workers", "1", "--task-coroutine=false", "--task-ack-wait", "2s")

@@ -73,6 +73,7 @@ func TestNATSClusterLosesTaskStreamLeader(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs processes")
 	}
+	t.Parallel() // mostly waits on the cluster's elections
 	nodes, urls := testutil.NATSCluster(t, 3)
 	root, data, addr := testutil.WriteTree(t, keyedApp), t.TempDir(), testutil.FreeAddr(t)
 	p := start(t, addr, []string{"ZEALGO_SESSION_SECRET=" + strings.Repeat("c", 40)},
@@ -393,6 +394,7 @@ func TestNATSEmbeddedClusterReplicas(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs processes")
 	}
+	t.Parallel() // mostly waits on the cluster's elections
 	root := testutil.WriteTree(t, keyedApp)
 	routes := make([]string, 3)
 	for i := range routes {

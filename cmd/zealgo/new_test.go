@@ -104,6 +104,7 @@ func TestNewWithoutGo(t *testing.T) {
 // migrates; the application's own go vet, go build and go test pass, and
 // each handler file type-checks on its own, as gopls checks it.
 func TestNewApplication(t *testing.T) {
+	t.Parallel() // builds and runs the new application's own go commands: beside the waiting tests
 	work := t.TempDir()
 	out, errOut, code := runIn(t, work, goEnv, binary, "new", "blog")
 	if code != 0 {

@@ -119,10 +119,9 @@ func TestTieredServe(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the application natively: minutes on a cold build cache")
 	}
-	// Mostly waiting on the native builds: it runs beside
-	// TestClusterBehindNginx after the package's other tests, whose
-	// builds (TestNewApplication's zealgo build) have then filled the
-	// build cache it reads.
+	// Mostly waiting on the native builds: it runs beside the package's
+	// other parallel tests (the clusters', TestNewApplication), after its
+	// sequential ones.
 	t.Parallel()
 	app := newTierApp(t)
 	get := exec.Command("go", "get", "github.com/google/uuid@v1.6.0")
