@@ -37,6 +37,9 @@ func TestCompiledGolden(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the host's tests a second time")
 	}
+	// Mostly the go command's build: it runs beside the package's other
+	// parallel tests (which mostly wait), after the sequential ones.
+	t.Parallel()
 	tmp := t.TempDir()
 	var trees, names []string
 	for _, suite := range []string{"golden", "public"} {
