@@ -56,7 +56,7 @@ func main() {
 	flag.IntVar(&l.maxFields, "max-app-fields", 15, "most fields of the application type")
 	flag.Float64Var(&l.maxLoop, "max-loop", 0.60, "largest share of the package's files in one reference loop")
 	flag.StringVar(&l.forbid, "forbid", defaultForbid, "comma-separated types (import/path.Name) or packages (import/path/) the exported names must not lead to")
-	flag.IntVar(&l.maxGeneric, "max-reach-generic", 30, "most generic instantiations the exported names lead to")
+	flag.IntVar(&l.maxGeneric, "max-reach-generic", 20, "most generic instantiations the exported names lead to")
 	flag.IntVar(&l.maxCompiled, "max-compiled-funcs", 250, "most functions compiled again for a package calling every exported func and method (-1: skip)")
 	edges := flag.Bool("edges", false, "also list the file references and the names they use")
 	flag.Parse()

@@ -202,6 +202,9 @@ func countFuncs(nm, own string) (int, []string, error) {
 // from: "sync/atomic.(*Pointer[...]).Load" is "sync/atomic.Pointer".
 func symbolOrigin(sym string) string {
 	sym = strings.TrimPrefix(sym, "type:.eq.")
+	for strings.HasPrefix(sym, "[") { // an array's equality: its element's
+		sym = sym[strings.IndexByte(sym, ']')+1:]
+	}
 	if i := strings.IndexByte(sym, '['); i >= 0 {
 		sym = sym[:i]
 	}
