@@ -57,22 +57,23 @@ func (ws *workerSide) setup(cfg taskproto.WorkerConfig) (taskpool.Runner, *slog.
 		a.cfg.Logger = slog.New(slog.NewJSONHandler(ws.stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
 	a.started, a.worker = true, true
-	rtOf(a).live.bus.forWorker(cfg.Queue) // App.Broadcast from a task goes through NATS (live_bus.go)
-	if cfg.Queue != nil {                 // App.KV and Publish: on NATS, else through the server (shared.go)
-		rtOf(a).shared.forWorker(a.Logger(), cfg.Queue.Replicas, rtOf(a).live.bus.conn, nil)
+	rt := rtOf(a)
+	rt.live.bus.forWorker(cfg.Queue) // App.Broadcast from a task goes through NATS (live_bus.go)
+	if cfg.Queue != nil {            // App.KV and Publish: on NATS, else through the server (shared.go)
+		rt.shared.forWorker(a.Logger(), cfg.Queue.Replicas, rt.live.bus.conn, nil)
 	} else {
-		rtOf(a).shared.forWorker(a.Logger(), 0, nil, ws.calls)
+		rt.shared.forWorker(a.Logger(), 0, nil, ws.calls)
 	}
 	if err := a.prepare(); err != nil {
 		return nil, nil, err
 	}
-	log, err := rtOf(a).ops.setupWorker(a.Logger()) // tracing.go
+	log, err := rt.ops.setupWorker(a.Logger()) // tracing.go
 	if err != nil {
 		return nil, nil, err
 	}
 	a.log = log
 	ws.ops = true
-	if rtOf(a).db, err = openDB(&a.cfg, a.Logger(), a.dirs.root, false); err != nil { // the server ran the migrations
+	if rt.db, err = openDB(&a.cfg, a.Logger(), a.dirs.root, false); err != nil { // the server ran the migrations
 		return nil, nil, fmt.Errorf("zealgo: worker: %w", err)
 	}
 	ws.db = true
@@ -80,8 +81,8 @@ func (ws *workerSide) setup(cfg taskproto.WorkerConfig) (taskpool.Runner, *slog.
 	if err := a.reg.lifecycle.start(a); err != nil {
 		return nil, nil, fmt.Errorf("zealgo: worker: %w", err)
 	}
-	l := newLoader(a, &rtOf(a).ops, &rtOf(a).db, nil)
-	if err := rtOf(a).setup.startWorker(a, l); err != nil { // setup.go's provided values, for tasks
+	l := newLoader(a, &rt.ops, &rt.db, nil)
+	if err := rt.setup.startWorker(a, l); err != nil { // setup.go's provided values, for tasks
 		return nil, nil, fmt.Errorf("zealgo: worker: %w", err)
 	}
 	cache, err := l.taskSource()
