@@ -27,7 +27,7 @@ func readyAliases(a *App) aliasMap {
 		"cors":       aliasCORS,
 		"body-limit": aliasBodyLimit,
 		"rate-limit": func(args ...string) (func(http.Handler) http.Handler, error) {
-			return aliasRateLimit(a.rt.nats.sharedCounter(), a.Logger(), args...)
+			return aliasRateLimit(rtOf(a).nats.sharedCounter(), a.Logger(), args...)
 		},
 		"basic-auth": func(args ...string) (func(http.Handler) http.Handler, error) {
 			return aliasBasicAuth(a.cfg.BasicAuth, args...)

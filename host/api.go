@@ -95,7 +95,7 @@ func (a *API) Die(err error) {
 	if err == nil {
 		return
 	}
-	a.app.rt.fail(a.Res, a.r, err)
+	rtOf(a.app).fail(a.Res, a.r, err)
 	a.done = true
 }
 
@@ -129,6 +129,8 @@ func (a *API) Context() context.Context { return a.r.Context() }
 
 // RequestID returns the id of the request, as sent in the X-Request-Id
 // response header and written in the log.
+//
+//go:noinline
 func (a *API) RequestID() string { return requestID(a.r) }
 
 // Task dispatches t as App().Server().Task does, with the request's id
@@ -210,7 +212,10 @@ func (a *API) RequirePostAuth() bool {
 // ClientIP returns the address of the client (host.ClientIP).
 func (a *API) ClientIP() string { return ClientIP(a.r) }
 
-func (a *API) inject(k argKind, zero reflect.Value) reflect.Value {
+// inject returns the value of a handler parameter of kind k; a function,
+// not a method of API, whose signature would make every handler file's
+// package read package reflect (see rtOf).
+func inject(a *API, k argKind, zero reflect.Value) reflect.Value {
 	switch k {
 	case argAPI:
 		return reflect.ValueOf(a)
@@ -227,7 +232,7 @@ func (a *API) inject(k argKind, zero reflect.Value) reflect.Value {
 	case argGoContext:
 		return reflect.ValueOf(a.r.Context())
 	case argDB:
-		return reflect.ValueOf(a.app.rt.db.pool)
+		return reflect.ValueOf(rtOf(a.app).db.pool)
 	}
 	return zero // argZero, or argProvided with the provided value
 }

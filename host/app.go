@@ -34,7 +34,7 @@ type App struct {
 	worker   bool // this process is a task worker (serveWorker)
 	dirs     appDirs
 	server   *Server
-	rt       *core // the running server, built by start-up (core.go)
+	rt       any // *core, the running server, built by start-up (core.go); any: see rtOf
 }
 
 // registration is what an application registers before it starts: its
@@ -121,7 +121,7 @@ func (a *App) setup() error {
 	if err := a.prepare(); err != nil {
 		return err
 	}
-	return a.rt.start() // core.go
+	return rtOf(a).start() // core.go
 }
 
 // Handler returns the application's HTTP handler, starting it: after the
@@ -131,7 +131,7 @@ func (a *App) Handler() (http.Handler, error) {
 	if err := a.init(); err != nil {
 		return nil, err
 	}
-	return a.rt.root, nil
+	return rtOf(a).root, nil
 }
 
 // Serve answers requests on ln until ctx is done, then shuts down
@@ -145,7 +145,7 @@ func (a *App) Serve(ctx context.Context, ln net.Listener) error {
 		return err
 	}
 	var conns *connTracker // a supervised child hands its connections over (handover.go)
-	if a.sup.child != nil {
+	if childOf(&a.sup) != nil {
 		h, conns = a.sup.connClose(h), newConnTracker() // supervise.go
 	}
 	srv := &http.Server{Handler: h, Addr: ln.Addr().String(), ErrorLog: slog.NewLogLogger(a.log.Handler(), slog.LevelWarn),
@@ -167,13 +167,13 @@ func (a *App) Serve(ctx context.Context, ln net.Listener) error {
 		return err
 	case <-ctx.Done():
 	}
-	if a.sup.child != nil {
+	if childOf(&a.sup) != nil {
 		a.sup.closeGrace() // supervise.go
 	}
-	a.rt.ops.drain(a.cfg.Ops.DrainDelay, a.Logger()) // not ready from now on (ops.go)
+	rtOf(a).ops.drain(a.cfg.Ops.DrainDelay, a.Logger()) // not ready from now on (ops.go)
 	sctx, cancel := context.WithTimeout(context.Background(), a.cfg.ShutdownTimeout)
 	defer cancel()
-	a.rt.live.drain(sctx.Done()) // WebSockets closed with 1001, streams ended (live_hub.go)
+	rtOf(a).live.drain(sctx.Done()) // WebSockets closed with 1001, streams ended (live_hub.go)
 	if conns != nil {
 		conns.handOver(srv, ln, errc, sctx.Done())
 		errc <- nil // Serve returned
@@ -183,7 +183,7 @@ func (a *App) Serve(ctx context.Context, ln net.Listener) error {
 	if err == nil {
 		err = srv.Shutdown(sctx) // and answered (a supervised child shares its socket with its successor)
 	}
-	a.rt.tasks.stop(sctx)
+	rtOf(a).tasks.stop(sctx)
 	a.Close()
 	if err != nil {
 		return fmt.Errorf("zealgo: shutdown: %w", err)
@@ -206,7 +206,7 @@ func (a *App) ListenAndServe(ctx context.Context) error {
 // server started by Serve; cancel its context instead.
 func (a *App) Close() error {
 	a.reg.refuse("Close")
-	return a.rt.close() // core.go
+	return rtOf(a).close() // core.go
 }
 
 // prepare resolves the application's directories; it does not start anything.

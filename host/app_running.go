@@ -21,24 +21,30 @@ import (
 // unless --db, Config.DB or $ZEALGO_DB name another database, sqlite:PATH
 // or postgres://.... A handler or task parameter of type *sql.DB receives
 // the same pool. OnStart hooks see it open, with the migrations run.
-func (a *App) DB() *sql.DB { return a.rt.db.pool }
+//
+//go:noinline
+func (a *App) DB() *sql.DB { return rtOf(a).db.pool }
 
 // Metrics returns the application's Prometheus registry, which the
 // metrics listener serves: register the application's own collectors
 // with it. The framework's own collectors join it when the application
 // starts with a metrics address.
-func (a *App) Metrics() *prometheus.Registry { return a.rt.ops.registry.get() }
+//
+//go:noinline
+func (a *App) Metrics() *prometheus.Registry { return rtOf(a).ops.registry.get() }
 
 // SessionStore returns the application's session store, a gorilla
 // sessions.Store, for code written against gorilla or echo-contrib's
 // session package: session.Get in middleware adapted with EchoMiddleware
 // returns the same session as api.G().Session. It is nil before the
 // application starts.
+//
+//go:noinline
 func (a *App) SessionStore() sessions.Store {
-	if a.rt.sessions == nil {
+	if rtOf(a).sessions == nil {
 		return nil
 	}
-	return a.rt.sessions.Store()
+	return rtOf(a).sessions.Store()
 }
 
 // Render executes template/<name>.html with data and returns the result as
@@ -61,7 +67,7 @@ func (a *App) RenderHTML(name string, data any) (string, error) {
 	if err := a.init(); err != nil {
 		return "", err
 	}
-	return a.rt.site.templates.Render(name, data)
+	return rtOf(a).site.templates.Render(name, data)
 }
 
 // IsTaskWorker reports whether this process is a task worker, started by
@@ -72,7 +78,7 @@ func (a *App) IsTaskWorker() bool { return a.worker }
 // those of other names, with the limit of Config.ThrottleLimit and
 // Config.ThrottleWindow.
 func (a *App) Throttle(name string) *Throttle {
-	return newThrottle(name, &a.cfg, throttleStore(&a.cfg, a.rt.nats.counter, &a.throttleMem), a.Logger)
+	return newThrottle(name, &a.cfg, throttleStore(&a.cfg, rtOf(a).nats.counter, &a.throttleMem), a.Logger)
 }
 
 // Broadcast sends msg to every WebSocket and stream that joined room
@@ -81,10 +87,10 @@ func (a *App) Throttle(name string) *Throttle {
 // handler or task: a task worker on NATS publishes there itself, one
 // without NATS hands the broadcast to its server.
 func (a *App) Broadcast(room, msg string) error {
-	if a.rt.shared.calls != nil { // a task worker without NATS: through its server (shared.go)
-		return a.rt.shared.call(callBroadcast, room, msg)
+	if rtOf(a).shared.calls != nil { // a task worker without NATS: through its server (shared.go)
+		return rtOf(a).shared.call(callBroadcast, room, msg)
 	}
-	return a.rt.live.broadcast(room, msg)
+	return rtOf(a).live.broadcast(room, msg)
 }
 
 // KV returns the shared-state bucket called bucket (1 to 64 letters,
@@ -95,8 +101,10 @@ func (a *App) Broadcast(room, msg string) error {
 // opened in the process (BucketTTL).
 //
 //	n, err := api.App().KV("likes").Incr(api.Context(), "post-"+id, 1)
+//
+//go:noinline
 func (a *App) KV(bucket string, opts ...KVOption) *KV {
-	return newKV(&a.rt.shared, bucket, opts)
+	return newKV(&rtOf(a).shared, bucket, opts)
 }
 
 // Publish sends msg to the subscribers of subject (tokens of letters,
@@ -104,7 +112,9 @@ func (a *App) KV(bucket string, opts ...KVOption) *KV {
 // and task worker on it, else in the server process. Delivery is at most
 // once, to the subscriptions that exist when it is sent. It may be called
 // from any handler or task.
-func (a *App) Publish(subject, msg string) error { return a.rt.shared.publish(subject, msg) }
+//
+//go:noinline
+func (a *App) Publish(subject, msg string) error { return rtOf(a).shared.publish(subject, msg) }
 
 // Subscribe calls fn with every message published to subject from now
 // on, one message at a time, until ctx is done or unsubscribe is called.
@@ -116,7 +126,7 @@ func (a *App) Publish(subject, msg string) error { return a.rt.shared.publish(su
 // an OnStart hook) lasts until unsubscribe or the application closes. A
 // panic of fn is logged. A task worker can subscribe only on NATS.
 func (a *App) Subscribe(ctx context.Context, subject string, fn func(msg string)) (unsubscribe func(), err error) {
-	return a.rt.shared.subscribe(ctx, subject, fn)
+	return rtOf(a).shared.subscribe(ctx, subject, fn)
 }
 
 // Routes compiles every handler and page file and lists what it serves.

@@ -104,7 +104,7 @@ func (b *binder) run() error {
 	if err := b.fill(querySource(b.api.r.URL.Query())); err != nil {
 		return err
 	}
-	if err := b.fill(b.api.paramSource()); err != nil {
+	if err := b.fill(paramSource(b.api)); err != nil {
 		return err
 	}
 	return validateStruct(b.dst, !b.isJSON)

@@ -345,8 +345,10 @@ func clearURLFields(v reflect.Value) {
 }
 
 // paramSource is the route parameters of the request (API.Param), or
-// nil when its route has none.
-func (a *API) paramSource() *valueSource {
+// nil when its route has none. A function, not a method of API, whose
+// signature would make every handler file's package read package reflect
+// (see rtOf).
+func paramSource(a *API) *valueSource {
 	if len(a.params) == 0 {
 		return nil
 	}

@@ -65,7 +65,7 @@ func (c *cli) serve(ctx context.Context) int {
 			a.cfg.Ops.AccessLogger = logs.Bulk
 		}
 	}
-	defer a.rt.ops.logAsDefault()() // slog in handler files writes through the same log
+	defer rtOf(a).ops.logAsDefault()() // slog in handler files writes through the same log
 	// In-process, or as the supervisor of a child that is this program
 	// with the same arguments and environment (supervise.go).
 	return serveCommand(ctx, a, c.args, c.stdout, c.stderr)

@@ -81,13 +81,23 @@ type CompiledFunc func(app *App) func(api *API) (any, error)
 // T's zero value when there is none. Compiled handlers (CompiledFunc) take
 // their provided parameters with it when the file is loaded.
 func ProvidedOf[T any](app *App) T {
-	var zero T
-	v, ok := regOf(app).provided[reflect.TypeFor[T]()]
-	if !ok {
-		return zero
-	}
-	t, _ := v.Interface().(T)
+	v, _ := provided(app, reflect.TypeFor[T]())
+	t, _ := v.(T)
 	return t
+}
+
+// provided returns the value given to App.Provide whose type is t, and
+// whether there is one. Every handler file's package compiles the bodies
+// of ProvidedOf and CompiledParam, and would read the running server's
+// types through this one's if it were inlined there (see rtOf).
+//
+//go:noinline
+func provided(app *App, t reflect.Type) (any, bool) {
+	v, ok := regOf(app).provided[t]
+	if !ok {
+		return nil, false
+	}
+	return v.Interface(), true
 }
 
 // CompiledParam is ProvidedOf for parameter n (from 1) of the func in
@@ -95,15 +105,18 @@ func ProvidedOf[T any](app *App) T {
 // parameter whose type was not provided is logged when the file loads,
 // and receives its zero value. Generated code calls it.
 func CompiledParam[T any](app *App, rel string, line, col int, name string, n int) T {
-	var zero T
-	v, ok := regOf(app).provided[reflect.TypeFor[T]()]
+	t, _ := compiledParam(app, reflect.TypeFor[T](), rel, line, col, name, n).(T)
+	return t
+}
+
+// compiledParam is CompiledParam for type t: the provided value, or nil.
+func compiledParam(app *App, t reflect.Type, rel string, line, col int, name string, n int) any {
+	v, ok := provided(app, t)
 	if !ok {
 		app.Logger().Warn(fmt.Sprintf("%s:%d:%d: %s: parameter %d (%s) is not injectable and receives its zero value",
-			rel, line, col, name, n, reflect.TypeFor[T]()), "file", rel)
-		return zero
+			rel, line, col, name, n, t), "file", rel)
 	}
-	t, _ := v.Interface().(T)
-	return t
+	return v
 }
 
 // registry holds the compiled files by path.

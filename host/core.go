@@ -43,6 +43,35 @@ type core struct {
 	hot  hotPath      // what the request path prepares once (state.go)
 }
 
+// rtOf returns a's running server (nil for an App that New did not make).
+//
+// The types a handler file names (API, App, Request, Response,
+// RequestContext, Session, KV, WebSocket, SSE, Server, Error) hold the
+// running server's state as values of type any, read back through rtOf
+// and its like (sharedOf, hubOf, httpOf, childOf), for the compile cost
+// of every handler file. zealgo build compiles each handler file in a
+// package of its own, and the compiler reads the whole type of what a
+// package names: every field and method signature, exported or not, of
+// every named type it reaches, and compiles again (as duplicates the
+// linker drops) each generic instantiation it meets. Through a field
+// typed *core, a handler file's package reached nats-server's, the
+// interpreter cache's and sync.Map's instantiations: about 1,000
+// functions and 1.3 CPU-s for a one-line file. Typed any, the field stops
+// that walk, and a type assertion reads it back (about a nanosecond, no
+// allocation).
+//
+// For the same reason these types' methods, exported or not, name none of
+// the running server's types in their signatures, and an exported func or
+// method that the compiler would inline into a handler's package names
+// none in its body: it is marked go:noinline, or it calls a go:noinline
+// func that does. go run ./internal/tools/archcheck measures both (what
+// host's exported names lead to, and what a package calling all of them
+// compiles).
+func rtOf(a *App) *core {
+	rt, _ := a.rt.(*core)
+	return rt
+}
+
 // start builds the components, in the order they depend on each other.
 // A failure closes NATS, which nothing else would close.
 func (a *core) start() (err error) {

@@ -193,8 +193,8 @@ func (a *site) writeErrorPage(w http.ResponseWriter, r *http.Request, e *Error) 
 		return
 	}
 	var src *devSource
-	if e.compile != nil && a.cfg.Dev {
-		src = a.devSource(e.compile)
+	if ce, ok := e.compile.(*interp.Error); ok && a.cfg.Dev {
+		src = a.devSource(ce)
 	}
 	var dev *devDetail
 	if a.cfg.Dev {

@@ -4,8 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-
-	"github.com/zealgo/zealgo/interp"
 )
 
 // Error codes of the dispatcher, sent as the "error" field of a JSON error
@@ -50,9 +48,11 @@ type Error struct {
 	// Header holds extra response headers (e.g. Allow).
 	Header http.Header
 
-	// compile is the compile error behind a page that does not load, for
-	// the source lines of the dev-mode error page.
-	compile *interp.Error
+	// compile is the compile error (an *interp.Error) behind a page that
+	// does not load, for the source lines of the dev-mode error page; an
+	// error, not an *interp.Error, for what a handler's package compiles
+	// (see rtOf).
+	compile error
 	// dev is the trace of a panic or a template error, for the dev-mode
 	// error page (panic.go).
 	dev *devDetail

@@ -533,7 +533,7 @@ func lateWatched(next http.Handler, d time.Duration) http.Handler {
 // process asks for its successor (supervise.go); otherwise it is logged.
 func (a *core) handlerLate(method, path string, limit time.Duration) {
 	n := a.app.sup.late.Add(1)
-	if c := a.app.sup.child; c != nil {
+	if c := childOf(&a.app.sup); c != nil {
 		a.log.Error("a handler runs past its time limit: this process asks for a successor, then drains and stops",
 			"method", method, "path", path, "limit", limit, "late_handlers", n)
 		a.ops.handOver() // ops.go

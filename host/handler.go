@@ -187,7 +187,7 @@ func (l *loader) newHandlerFunc(prog fileVars, name string, v reflect.Value) (*h
 	h.call = func(api *API) (any, error) {
 		args := make([]reflect.Value, len(kinds))
 		for i, k := range kinds {
-			args[i] = api.inject(k, zeros[i])
+			args[i] = inject(api, k, zeros[i])
 		}
 		out := v.Call(args)
 		switch nout {

@@ -43,14 +43,15 @@ func (a *API) include(page string) (any, error) {
 	if !ok {
 		return nil, fmt.Errorf("zealgo: include %q: a page path holds only letters, digits, _, - and /", page)
 	}
-	if a.app.rt.site.pages == nil {
+	site := &rtOf(a.app).site
+	if site.pages == nil {
 		return nil, errors.New("zealgo: include: the application has not started")
 	}
 	ctx, depth := withIncludeDepth(a.r.Context())
 	if depth > maxIncludeDepth {
 		return nil, fmt.Errorf("zealgo: include %q: includes nested more than %d deep (does a page include itself?)", page, maxIncludeDepth)
 	}
-	f, err := a.app.rt.site.pages.Get(a.app.rt.site.pageFile(rel))
+	f, err := site.pages.Get(site.pageFile(rel))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("zealgo: include %q: no page file public/%s: %w", page, rel, err)
 	}

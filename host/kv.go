@@ -66,11 +66,18 @@ type KVEntry struct {
 // starting or ending with '.'). Every method takes a context that bounds
 // the call on NATS: the request's (api.Context()) or the task's.
 type KV struct {
-	shared *sharedState
+	shared any // *sharedState; any: see sharedOf
 	bucket string
 	ttl    time.Duration
 	opts   kvOptions // for the bucket's first opening
 	err    error     // an invalid bucket name or option: every method returns it
+}
+
+// sharedOf returns the shared state kv's calls go to (KV.shared is an
+// any: see rtOf).
+func sharedOf(kv *KV) *sharedState {
+	s, _ := kv.shared.(*sharedState)
+	return s
 }
 
 // newKV returns the bucket called bucket of shared with its options.
@@ -211,7 +218,7 @@ func (kv *KV) do(ctx context.Context, op kvOp) (kvResult, error) {
 		return kvResult{}, fmt.Errorf("zealgo: kv %s: %w", kv.bucket, err)
 	}
 	op.Bucket, op.TTL, op.BucketTTL = kv.bucket, kv.ttl, kv.opts.ttl
-	return kv.shared.kv(ctx, op)
+	return sharedOf(kv).kv(ctx, op)
 }
 
 // checkKVBucket checks a bucket name: 1 to 64 letters, digits, '_' or '-'.

@@ -30,7 +30,7 @@ import "errors"
 // host and Config.TrustedOrigins 403 cross_origin_request, both in the
 // JSON envelope. See Config.Realtime for the limits.
 func (a *API) WebSocket(fn func(ws *WebSocket) error) any {
-	h := &a.app.rt.live
+	h := &rtOf(a.app).live
 	if e := h.checkHandshake(a.r); e != nil {
 		return e
 	}
@@ -64,9 +64,11 @@ func (a *API) WebSocket(fn func(ws *WebSocket) error) any {
 // was sent for Config.Realtime.Heartbeat; a stream that sent no event for
 // Config.Realtime.IdleTimeout is ended. An error or a panic of fn is
 // logged with the request id.
+//
+//go:noinline
 func (a *API) SSE(fn func(s *SSE) error) any {
 	if fn == nil {
 		return errors.New("zealgo: API.SSE: the func is nil")
 	}
-	return &sseStream{hub: &a.app.rt.live, fn: fn}
+	return &sseStream{hub: &rtOf(a.app).live, fn: fn}
 }

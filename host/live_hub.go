@@ -44,6 +44,13 @@ type liveHub struct {
 	req liveRequests
 }
 
+// hubOf returns the live hub of a WebSocket or an SSE stream, from their
+// field hub (an any: see rtOf).
+func hubOf(hub any) *liveHub {
+	h, _ := hub.(*liveHub)
+	return h
+}
+
 // liveRequests is what the hub needs of the request path, given to setup
 // so that the hub, its WebSockets and its streams depend on none of it.
 type liveRequests struct {

@@ -36,8 +36,8 @@ func BenchmarkObserve(b *testing.B) {
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
 				st.start = time.Since(clockBase)
-				a.rt.ops.startObserving()
-				a.rt.ops.observe(st.served(), st.id, st.start, r, res)
+				rtOf(a).ops.startObserving()
+				rtOf(a).ops.observe(st.served(), st.id, st.start, r, res)
 			}
 		})
 	}

@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 
 	"github.com/zealgo/zealgo/internal/tmplset"
+	"github.com/zealgo/zealgo/interp"
 )
 
 // Public files. Every path outside /api is looked up under public/:
@@ -373,7 +374,10 @@ func (a *site) pageLoadError(w http.ResponseWriter, r *http.Request, err error) 
 		Hint: "the page could not be loaded; the server log has the details under request_id " + id}
 	if a.cfg.Dev {
 		shown.Hint, shown.Fields = e.Hint, e.Fields
-		errors.As(err, &shown.compile) // for the source lines around it
+		var ce *interp.Error
+		if errors.As(err, &ce) {
+			shown.compile = ce // for the source lines around it
+		}
 	}
 	writeError(w, r, shown)
 }

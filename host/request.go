@@ -272,9 +272,12 @@ func (b *replayBody) Close() error { return b.orig.Close() }
 func newRequestContext(app *App, r *http.Request, post url.Values) *RequestContext {
 	g := &RequestContext{Get: r.URL.Query(), Post: post, Cookies: map[string]string{},
 		Server: serverVars(r), Request: r, app: app}
-	g.Session = &Session{r: r, st: stateOf(r)}
+	g.Session = &Session{r: r}
+	if st := stateOf(r); st != nil {
+		g.Session.res = st.res
+	}
 	if app != nil {
-		g.Session.m, g.Session.log = app.rt.sessions, app.log
+		g.Session.m, g.Session.log = rtOf(app).sessions, app.log
 	}
 	if g.Post == nil {
 		g.Post = url.Values{}

@@ -21,7 +21,7 @@ func listRoutes(a *App) ([]Route, error) {
 		return nil, err
 	}
 	var out []Route
-	l := newLoader(a, &a.rt.ops, &a.rt.db, nil)
+	l := newLoader(a, &rtOf(a).ops, &rtOf(a).db, nil)
 	for _, d := range []struct{ dir, prefix string }{{a.dirs.api, "/api/"}, {a.dirs.public, "/"}} {
 		files, err := goFiles(d.dir)
 		if err != nil {

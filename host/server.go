@@ -39,15 +39,24 @@ type Task struct {
 // through App.Server.
 type Server struct {
 	app  *App
-	http *http.Server
+	http any // *http.Server once it serves; any: see httpOf
+}
+
+// httpOf returns the HTTP server of s, nil before it serves (Server.http
+// is an any: see rtOf).
+func httpOf(s *Server) *http.Server {
+	h, _ := s.http.(*http.Server)
+	return h
 }
 
 // Addr returns the address the server listens on, or "" before it starts.
+//
+//go:noinline
 func (s *Server) Addr() string {
-	if s == nil || s.http == nil {
+	if s == nil || httpOf(s) == nil {
 		return ""
 	}
-	return s.http.Addr
+	return httpOf(s).Addr
 }
 
 // Task dispatches t to a task worker and returns its id at once. The
@@ -68,7 +77,7 @@ func (s *Server) Addr() string {
 // sends the request's id along with the task (TaskInfo.RequestID in the
 // task, request_id in its log records).
 func (s *Server) Task(t Task) (int64, error) {
-	return s.app.rt.tasks.dispatch(context.Background(), s.app.cfg.TaskWorkerNum, t)
+	return rtOf(s.app).tasks.dispatch(context.Background(), s.app.cfg.TaskWorkerNum, t)
 }
 
 // TaskContext is Task with a context: when ctx is a request's (API.Context,
@@ -80,15 +89,19 @@ func (s *Server) Task(t Task) (int64, error) {
 // cuts the dispatch short: the wait for the task engine to accept the
 // task (on NATS, until JetStream has stored it) is bounded by 10s.
 func (s *Server) TaskContext(ctx context.Context, t Task) (int64, error) {
-	return s.app.rt.tasks.dispatch(ctx, s.app.cfg.TaskWorkerNum, t)
+	return rtOf(s.app).tasks.dispatch(ctx, s.app.cfg.TaskWorkerNum, t)
 }
 
 // TaskWorkerPIDs returns the process ids of the running task workers, in
 // worker order; none without local task workers.
+//
+//go:noinline
 func (s *Server) TaskWorkerPIDs() []int {
-	return s.app.rt.tasks.engine.PIDs()
+	return rtOf(s.app).tasks.engine.PIDs()
 }
 
 // MetricsAddr returns the address the metrics listener listens on (with
 // the port chosen when Config.Ops.MetricsAddr asked for port 0), or "".
-func (s *Server) MetricsAddr() string { return s.app.rt.ops.metricsAddr() }
+//
+//go:noinline
+func (s *Server) MetricsAddr() string { return rtOf(s.app).ops.metricsAddr() }

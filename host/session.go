@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/gorilla/sessions"
+	"github.com/labstack/echo/v5"
 
 	"github.com/zealgo/zealgo/internal/sessionstore"
 )
@@ -30,7 +31,7 @@ type Session struct {
 	m      *sessionstore.Manager // nil outside an application
 	log    *slog.Logger
 	r      *http.Request
-	st     *reqState
+	res    *echo.Response // the request's outermost response (reqState.res), nil outside a request
 	s      *sessions.Session
 	loaded bool
 	had    bool // the request brought a valid session
@@ -54,12 +55,12 @@ func (s *Session) load() {
 		s.log.Error("zealgo: session load failed; the request has no session", "request_id", requestID(s.r), "err", err)
 	}
 	s.s, s.had = sess, !sess.IsNew
-	if st := s.st; st != nil && st.res != nil {
+	if res := s.res; res != nil {
 		// Saved before the header goes out whatever writes it: a handler,
 		// or middleware that answers by itself.
-		st.res.Before(func() {
-			if err := s.save(st.res); err != nil {
-				s.log.Error("zealgo: session save failed", "request_id", st.id, "err", err)
+		res.Before(func() {
+			if err := s.save(res); err != nil {
+				s.log.Error("zealgo: session save failed", "request_id", requestID(s.r), "err", err)
 			}
 		})
 	}

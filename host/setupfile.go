@@ -86,7 +86,7 @@ func (s *setupState) start(c *core) error {
 // startWorker runs setup.go once in a task worker, for the values it
 // provides to tasks; it is not watched there.
 func (s *setupState) startWorker(app *App, l *loader) error {
-	s.c = app.rt
+	s.c = rtOf(app)
 	s.c.load, s.c.dirs = l, app.dirs
 	fn, err := s.load(filepath.Join(app.dirs.root, setupFileName))
 	if errors.Is(err, fs.ErrNotExist) {
@@ -222,7 +222,7 @@ func typeName(v reflect.Value) string {
 // call, or says where the panic happened.
 func runSetup(app *App, fn func(*App) error) (reg *registration, err error) {
 	rec := &App{cfg: app.cfg, log: app.log, symbols: app.symbols, worker: app.worker, dirs: app.dirs,
-		server: app.server, rt: app.rt}
+		server: app.server, rt: rtOf(app)}
 	rec.reg = *app.reg.clone()
 	rec.reg.bySetup = true
 	defer func() {

@@ -55,8 +55,8 @@ func errorFormat(r *http.Request) func(*http.Request, *Error) any {
 // regOf returns what app's running server serves with: the current
 // generation's registration once it started, else what was registered.
 func regOf(app *App) *registration {
-	if app.rt != nil {
-		if g := app.rt.setup.cur.Load(); g != nil {
+	if rt := rtOf(app); rt != nil {
+		if g := rt.setup.cur.Load(); g != nil {
 			return g.reg
 		}
 	}

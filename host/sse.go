@@ -34,7 +34,7 @@ type Event struct {
 // SSE is a Server-Sent Events stream, handed to the func given to
 // API.SSE.
 type SSE struct {
-	hub    *liveHub
+	hub    any // *liveHub; any: see hubOf
 	w      http.ResponseWriter
 	rc     *http.ResponseController
 	lastID string
@@ -93,7 +93,7 @@ func (u *sseStream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // run calls fn, turning a panic into an error.
 func (s *SSE) run(fn func(*SSE) error) (err error) {
 	defer func() {
-		if desc, stack, ok := s.hub.req.caught(recover()); ok {
+		if desc, stack, ok := hubOf(s.hub).req.caught(recover()); ok {
 			err = fmt.Errorf("panic: %s\n%s", desc, stack)
 		}
 	}()
@@ -121,7 +121,7 @@ func (s *SSE) Send(ev Event) error {
 		return err
 	}
 	s.sent = time.Now()
-	s.hub.msgsOut[kindSSE].Add(1)
+	hubOf(s.hub).msgsOut[kindSSE].Add(1)
 	return nil
 }
 
@@ -130,7 +130,7 @@ func (s *SSE) write(b []byte) error {
 	if s.ended || s.ctx.Err() != nil {
 		return errors.New("zealgo: sse: the stream has ended")
 	}
-	if d := s.hub.cfg.WriteTimeout; d > 0 {
+	if d := hubOf(s.hub).cfg.WriteTimeout; d > 0 {
 		_ = s.rc.SetWriteDeadline(time.Now().Add(d))
 	}
 	_, err := s.w.Write(b)
@@ -142,7 +142,7 @@ func (s *SSE) write(b []byte) error {
 		return fmt.Errorf("zealgo: sse: %w", err)
 	}
 	if s.timer != nil {
-		s.timer.Reset(s.hub.cfg.Heartbeat)
+		s.timer.Reset(hubOf(s.hub).cfg.Heartbeat)
 	}
 	return nil
 }
@@ -155,7 +155,7 @@ func (s *SSE) beat() {
 	if s.ended {
 		return
 	}
-	if d := s.hub.cfg.IdleTimeout; d > 0 && time.Since(s.sent) >= d {
+	if d := hubOf(s.hub).cfg.IdleTimeout; d > 0 && time.Since(s.sent) >= d {
 		s.cancel()
 		return
 	}
@@ -223,11 +223,13 @@ func (s *SSE) Join(room string) {
 		s.out = make(chan string, wsQueue)
 		go s.writeLoop()
 	})
-	s.hub.join(room, s, &s.rooms)
+	hubOf(s.hub).join(room, s, &s.rooms)
 }
 
 // Leave takes the stream out of room.
-func (s *SSE) Leave(room string) { s.hub.leave(room, s, &s.rooms) }
+//
+//go:noinline
+func (s *SSE) Leave(room string) { hubOf(s.hub).leave(room, s, &s.rooms) }
 
 // deliver queues a room's message; a stream too slow for its rooms is
 // ended.

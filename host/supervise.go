@@ -32,13 +32,20 @@ const childMaxStack = 128 << 20
 
 // superviseState is what an App keeps for supervision.
 type superviseState struct {
-	fromMain bool              // Main runs the command line: serve may supervise
-	enabled  bool              // serve --supervise
-	child    *supervisor.Child // set when this process is a supervised child
-	late     atomic.Int64      // handlers running past their limit
-	closing  atomic.Bool       // told to stop: responses say Connection: close
-	tiered   bool              // serve --tiered (tier.go)
-	settle   time.Duration     // serve --tier-settle
+	fromMain bool          // Main runs the command line: serve may supervise
+	enabled  bool          // serve --supervise
+	child    any           // *supervisor.Child when this process is a supervised child; any: see childOf
+	late     atomic.Int64  // handlers running past their limit
+	closing  atomic.Bool   // told to stop: responses say Connection: close
+	tiered   bool          // serve --tiered (tier.go)
+	settle   time.Duration // serve --tier-settle
+}
+
+// childOf returns the supervised child this process is, or nil
+// (superviseState.child is an any: see rtOf).
+func childOf(s *superviseState) *supervisor.Child {
+	c, _ := s.child.(*supervisor.Child)
+	return c
 }
 
 // serveCommand is the last step of serve: as a supervised child, as the
@@ -201,7 +208,7 @@ func serveChild(ctx context.Context, a *App, c *supervisor.Child, stderr io.Writ
 	}
 	a.sup.child = c
 	if x := c.Extra(); len(x) > 0 && a.cfg.Ops.MetricsAddr != "" {
-		a.rt.ops.metricsSrv.inherited = x[0] // superviseMetrics
+		rtOf(a).ops.metricsSrv.inherited = x[0] // superviseMetrics
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()

@@ -57,22 +57,23 @@ func (ws *workerSide) setup(cfg taskproto.WorkerConfig) (taskpool.Runner, *slog.
 		a.cfg.Logger = slog.New(slog.NewJSONHandler(ws.stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
 	a.started, a.worker = true, true
-	a.rt.live.bus.forWorker(cfg.Queue) // App.Broadcast from a task goes through NATS (live_bus.go)
-	if cfg.Queue != nil {              // App.KV and Publish: on NATS, else through the server (shared.go)
-		a.rt.shared.forWorker(a.Logger(), cfg.Queue.Replicas, a.rt.live.bus.conn, nil)
+	rt := rtOf(a)
+	rt.live.bus.forWorker(cfg.Queue) // App.Broadcast from a task goes through NATS (live_bus.go)
+	if cfg.Queue != nil {            // App.KV and Publish: on NATS, else through the server (shared.go)
+		rt.shared.forWorker(a.Logger(), cfg.Queue.Replicas, rt.live.bus.conn, nil)
 	} else {
-		a.rt.shared.forWorker(a.Logger(), 0, nil, ws.calls)
+		rt.shared.forWorker(a.Logger(), 0, nil, ws.calls)
 	}
 	if err := a.prepare(); err != nil {
 		return nil, nil, err
 	}
-	log, err := a.rt.ops.setupWorker(a.Logger()) // tracing.go
+	log, err := rt.ops.setupWorker(a.Logger()) // tracing.go
 	if err != nil {
 		return nil, nil, err
 	}
 	a.log = log
 	ws.ops = true
-	if a.rt.db, err = openDB(&a.cfg, a.Logger(), a.dirs.root, false); err != nil { // the server ran the migrations
+	if rt.db, err = openDB(&a.cfg, a.Logger(), a.dirs.root, false); err != nil { // the server ran the migrations
 		return nil, nil, fmt.Errorf("zealgo: worker: %w", err)
 	}
 	ws.db = true
@@ -80,8 +81,8 @@ func (ws *workerSide) setup(cfg taskproto.WorkerConfig) (taskpool.Runner, *slog.
 	if err := a.reg.lifecycle.start(a); err != nil {
 		return nil, nil, fmt.Errorf("zealgo: worker: %w", err)
 	}
-	l := newLoader(a, &a.rt.ops, &a.rt.db, nil)
-	if err := a.rt.setup.startWorker(a, l); err != nil { // setup.go's provided values, for tasks
+	l := newLoader(a, &rt.ops, &rt.db, nil)
+	if err := rt.setup.startWorker(a, l); err != nil { // setup.go's provided values, for tasks
 		return nil, nil, fmt.Errorf("zealgo: worker: %w", err)
 	}
 	cache, err := l.taskSource()
@@ -94,7 +95,7 @@ func (ws *workerSide) setup(cfg taskproto.WorkerConfig) (taskpool.Runner, *slog.
 
 // close stops what setup started.
 func (ws *workerSide) close() {
-	ws.a.rt.live.bus.close()
+	rtOf(ws.a).live.bus.close()
 	if ws.cache != nil {
 		ws.cache.Close()
 	}
@@ -102,16 +103,16 @@ func (ws *workerSide) close() {
 		ws.a.reg.lifecycle.stop()
 	}
 	if ws.db {
-		ws.a.rt.db.close()
+		rtOf(ws.a).db.close()
 	}
 	if ws.ops {
-		ws.a.rt.ops.close(ws.a.Logger())
+		rtOf(ws.a).ops.close(ws.a.Logger())
 	}
 }
 
 // Run runs one task, in its span when it carries a trace.
 func (ws *workerSide) Run(ctx context.Context, c taskpool.Call) taskpool.Result {
-	ctx, end := ws.a.rt.ops.startTaskSpan(ctx, ws.a.log, c) // task_ops.go
+	ctx, end := rtOf(ws.a).ops.startTaskSpan(ctx, ws.a.log, c) // task_ops.go
 	res := ws.callTask(ctx, c)
 	end(res.Fail, res.Err)
 	return res

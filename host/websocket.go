@@ -35,7 +35,7 @@ const (
 // WebSocket is an accepted WebSocket connection, handed to the func given
 // to API.WebSocket. Its methods may be called from several goroutines.
 type WebSocket struct {
-	hub   *liveHub
+	hub   any // *liveHub; any: see hubOf
 	c     *websocket.Conn
 	ctx   context.Context
 	stop  context.CancelFunc
@@ -149,7 +149,7 @@ func liftDeadlines(w http.ResponseWriter) {
 // run calls fn, turning a panic into an error whose stack is logged.
 func (ws *WebSocket) run(fn func(*WebSocket) error) (err error) {
 	defer func() {
-		if desc, stack, ok := ws.hub.req.caught(recover()); ok {
+		if desc, stack, ok := hubOf(ws.hub).req.caught(recover()); ok {
 			ws.log.Error("panic", "panic", desc, "stack", stack)
 			err = errors.New("panic: " + desc)
 		}
@@ -183,7 +183,7 @@ func (ws *WebSocket) readLoop() {
 			return
 		}
 		ws.touch()
-		ws.hub.msgsIn[kindWebSocket].Add(1)
+		hubOf(ws.hub).msgsIn[kindWebSocket].Add(1)
 		select {
 		case ws.in <- string(b):
 		case <-ws.ctx.Done():
@@ -198,7 +198,7 @@ func (ws *WebSocket) touch() { ws.last.Store(time.Now().UnixNano()) }
 // keepAlive starts the timer that pings the client every PingInterval and
 // closes a connection idle for IdleTimeout.
 func (ws *WebSocket) keepAlive() {
-	cfg := &ws.hub.cfg
+	cfg := &hubOf(ws.hub).cfg
 	every := cfg.PingInterval
 	if every <= 0 || cfg.IdleTimeout > 0 && cfg.IdleTimeout < every {
 		every = cfg.IdleTimeout
@@ -210,7 +210,7 @@ func (ws *WebSocket) keepAlive() {
 
 // tick runs on the keep-alive timer.
 func (ws *WebSocket) tick(every time.Duration) {
-	cfg := &ws.hub.cfg
+	cfg := &hubOf(ws.hub).cfg
 	if ws.ctx.Err() != nil {
 		return
 	}
@@ -259,13 +259,13 @@ func (ws *WebSocket) ReadJSON(v any) error {
 // Write sends msg as a text message, within Config.Realtime.WriteTimeout
 // (past it the connection closes).
 func (ws *WebSocket) Write(msg string) error {
-	ctx, cancel := context.WithTimeout(ws.ctx, ws.hub.cfg.WriteTimeout)
+	ctx, cancel := context.WithTimeout(ws.ctx, hubOf(ws.hub).cfg.WriteTimeout)
 	defer cancel()
 	if err := ws.c.Write(ctx, websocket.MessageText, []byte(msg)); err != nil {
 		return fmt.Errorf("zealgo: websocket write: %w", err)
 	}
 	ws.touch()
-	ws.hub.msgsOut[kindWebSocket].Add(1)
+	hubOf(ws.hub).msgsOut[kindWebSocket].Add(1)
 	return nil
 }
 
@@ -300,11 +300,13 @@ func (ws *WebSocket) Join(room string) {
 		ws.out = make(chan string, wsQueue)
 		go ws.writeLoop()
 	})
-	ws.hub.join(room, ws, &ws.rooms)
+	hubOf(ws.hub).join(room, ws, &ws.rooms)
 }
 
 // Leave takes the connection out of room.
-func (ws *WebSocket) Leave(room string) { ws.hub.leave(room, ws, &ws.rooms) }
+//
+//go:noinline
+func (ws *WebSocket) Leave(room string) { hubOf(ws.hub).leave(room, ws, &ws.rooms) }
 
 // deliver queues a room's message; a client that has wsQueue of them
 // waiting is too slow, and its connection is closed (1013).

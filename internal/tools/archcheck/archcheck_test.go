@@ -117,7 +117,7 @@ func TestHost(t *testing.T) {
 	if testing.Short() {
 		t.Skip("loads and type-checks host")
 	}
-	r, err := load("github.com/zealgo/zealgo/host")
+	r, err := load("github.com/zealgo/zealgo/host", limits{forbid: defaultForbid, maxCompiled: -1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -132,6 +132,15 @@ func TestHost(t *testing.T) {
 			t.Errorf("%s is in host's largest reference loop (archcheck -edges | grep '^loop %s')", f, f)
 		}
 	}
+	// What a handler file's package reads of host stays small (host.rtOf):
+	// no road from an exported name to the running server, nats-server or
+	// the interpreter's cache, and few generic instantiations.
+	for _, f := range r.Reach.Forbidden {
+		t.Errorf("an exported name of host leads to %s", f)
+	}
+	if n := len(r.Reach.Generic); n > 20 {
+		t.Errorf("host's exported names lead to %d generic instantiations, want at most 20: %v", n, r.Reach.Generic)
+	}
 	isCLI := func(f string) bool { return f == "cli.go" || strings.HasPrefix(f, "cli_") }
 	for from, tos := range r.Refs {
 		if isCLI(from) || from == "app_running.go" {
@@ -142,5 +151,104 @@ func TestHost(t *testing.T) {
 				t.Errorf("%s uses %v of %s: only App.Run (app_running.go) reaches the command line", from, names, to)
 			}
 		}
+	}
+}
+
+// reachFixture is a package whose exported API leads, through an
+// unexported field, to a generic instantiation and to core; Handle
+// holds its core as an any and leads to neither.
+const reachFixture = `package p
+type Box[T any] struct{ v T }
+func (b *Box[T]) Get() T { return b.v }
+type core struct{ cache Box[int] }
+type App struct{ rt *core }
+type Handle struct{ rt any }
+func (h *Handle) Name(s string) string { return s }
+func (a *App) hidden(c core) {}
+`
+
+func checkFixture(t *testing.T, src string) *types.Package {
+	t.Helper()
+	fset := token.NewFileSet()
+	f, err := parser.ParseFile(fset, "p.go", src, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pkg, err := (&types.Config{}).Check("p", fset, []*ast.File{f}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pkg
+}
+
+func TestReach(t *testing.T) {
+	pkg := checkFixture(t, reachFixture)
+	r := reach(pkg, []string{"p.core"})
+	if want := []string{"p.core: App > * > App.hidden() > param"}; !slices.Equal(r.Forbidden, want) {
+		t.Fatalf("forbidden = %q, want %q", r.Forbidden, want)
+	}
+	// core is not walked past: its Box[int] is not reached.
+	if len(r.Generic) != 0 {
+		t.Fatalf("generic = %v past a forbidden type, want none", r.Generic)
+	}
+	r = reach(pkg, nil)
+	if !slices.Equal(r.Generic, []string{"p.Box[int]"}) || len(r.Forbidden) != 0 {
+		t.Fatalf("without forbidden types: generic %v, forbidden %v, want [p.Box[int]] and none", r.Generic, r.Forbidden)
+	}
+	if r := reach(pkg, []string{"p/"}); len(r.Forbidden) != 3 { // the exported types, reached first
+		t.Fatalf("a forbidden package: %q, want App, Box and Handle", r.Forbidden)
+	}
+	var out strings.Builder
+	l := limits{maxGeneric: 0, maxCompiled: 10}
+	write(&out, report{Reach: reach(pkg, []string{"p.core"}), Compiled: 11, CompiledFrom: []string{"   11 p.Box"}}, l)
+	for _, want := range []string{
+		"FAIL an exported name leads to p.core: App > * > App.hidden() > param",
+		"FAIL a package calling every exported func and method compiles 11 functions again (at most 10), most from:\n   11 p.Box",
+	} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("report lacks %q:\n%s", want, out.String())
+		}
+	}
+}
+
+func TestProbeSource(t *testing.T) {
+	pkg := checkFixture(t, reachFixture+`
+func New(opts ...string) *App { return nil }
+func Of[T any](a *App) T { var z T; return z }
+func Secret(c core) {}
+`)
+	src, n := probeSource(pkg, "probe")
+	for _, want := range []string{
+		"package probe\n", `p0 "p"`,
+		"func f0(x *p0.Handle) { x.Name(*new(string)) }",
+		"func f1() { p0.New(*new([]string)...) }",
+		"func f2() { _ = p0.Of[int] }",
+	} {
+		if !strings.Contains(src, want) {
+			t.Errorf("probe lacks %q:\n%s", want, src)
+		}
+	}
+	if n != 3 || strings.Contains(src, "Secret") {
+		t.Errorf("%d funcs, want 3 (Secret takes an unexported type):\n%s", n, src)
+	}
+}
+
+func TestCountFuncs(t *testing.T) {
+	nm := `  4a0 T probe.f0
+  4b0 T sync/atomic.(*Pointer[error]).Load
+  4c0 T sync/atomic.(*Pointer[error]).Store
+  4d0 T type:.eq.sync/atomic.Pointer[error]
+  4e0 T go.shape.5614d7.Align
+  4e8 T type:.eq.[32]sync/atomic.Pointer[error]
+  4f0 R go:string.x
+     U runtime.morestack
+`
+	n, from, err := countFuncs(nm, "probe.")
+	if err != nil || n != 5 {
+		t.Fatalf("%d, %v: want 5", n, err)
+	}
+	want := []string{"    4 sync/atomic.Pointer", "    1 go.shape (the methods of shape types)"}
+	if !slices.Equal(from, want) {
+		t.Fatalf("from %q, want %q", from, want)
 	}
 }

@@ -13,6 +13,14 @@
 // to find what holds a file in the loop (grep '^loop from.go'), or what
 // reaches a file (grep -- '-> cli'). A file leaves the loop when its
 // references to the other loop files, or theirs to it, are cut.
+//
+// It also measures what a package importing the measured one compiles
+// because it names its types (reach.go, probe.go): the generic
+// instantiations the exported names lead to, the types they must not
+// reach at all (host's running server, nats-server, the interpreter's
+// cache), and the functions the compiler makes again for a package that
+// calls every exported func and method, which zealgo build pays once per
+// handler file.
 package main
 
 import (
@@ -33,6 +41,9 @@ type limits struct {
 	app                                   string
 	maxAppMethods, maxAppFiles, maxFields int
 	maxLoop                               float64
+	forbid                                string // comma-separated patterns (forbidden)
+	maxGeneric                            int    // most generic instantiations reached
+	maxCompiled                           int    // most functions compiled again by the probe; -1: no probe
 }
 
 func main() {
@@ -44,13 +55,16 @@ func main() {
 	flag.IntVar(&l.maxAppFiles, "max-app-files", 3, "most files the application type's methods are spread over")
 	flag.IntVar(&l.maxFields, "max-app-fields", 15, "most fields of the application type")
 	flag.Float64Var(&l.maxLoop, "max-loop", 0.60, "largest share of the package's files in one reference loop")
+	flag.StringVar(&l.forbid, "forbid", defaultForbid, "comma-separated types (import/path.Name) or packages (import/path/) the exported names must not lead to")
+	flag.IntVar(&l.maxGeneric, "max-reach-generic", 20, "most generic instantiations the exported names lead to")
+	flag.IntVar(&l.maxCompiled, "max-compiled-funcs", 250, "most functions compiled again for a package calling every exported func and method (-1: skip)")
 	edges := flag.Bool("edges", false, "also list the file references and the names they use")
 	flag.Parse()
 	pattern := "github.com/zealgo/zealgo/host"
 	if flag.NArg() > 0 {
 		pattern = flag.Arg(0)
 	}
-	r, err := load(pattern)
+	r, err := load(pattern, l)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
@@ -64,10 +78,16 @@ func main() {
 	}
 }
 
-// load type-checks the package's non-test files and measures them.
-func load(pattern string) (report, error) {
+// defaultForbid is what host's exported names must not lead to: the
+// running server (core) and the heaviest generic code behind it.
+const defaultForbid = "github.com/zealgo/zealgo/host.core,github.com/zealgo/zealgo/interp.Cache,github.com/nats-io/nats-server/"
+
+// load type-checks the package's non-test files and measures them, with
+// what its exported names lead to (and the probe's compile cost unless
+// l.maxCompiled is -1).
+func load(pattern string, l limits) (report, error) {
 	cfg := &packages.Config{Mode: packages.NeedName | packages.NeedFiles | packages.NeedSyntax |
-		packages.NeedTypes | packages.NeedTypesInfo | packages.NeedImports}
+		packages.NeedTypes | packages.NeedTypesInfo | packages.NeedImports | packages.NeedModule}
 	pkgs, err := packages.Load(cfg, pattern)
 	if err != nil {
 		return report{}, fmt.Errorf("archcheck: load %s: %w", pattern, err)
@@ -79,7 +99,19 @@ func load(pattern string) (report, error) {
 	if len(p.Errors) > 0 {
 		return report{}, fmt.Errorf("archcheck: %s: %v", pattern, p.Errors[0])
 	}
-	return measure(p.Fset, p.Syntax, p.TypesInfo, p.Types), nil
+	r := measure(p.Fset, p.Syntax, p.TypesInfo, p.Types)
+	r.Reach = reach(p.Types, strings.Split(l.forbid, ","))
+	r.Compiled = -1
+	if l.maxCompiled >= 0 {
+		if p.Module == nil {
+			return report{}, fmt.Errorf("archcheck: %s is in no module: no probe", pattern)
+		}
+		var err error
+		if r.Compiled, r.CompiledFrom, err = compileCost(p.Types, p.Module.Path, p.Module.Dir); err != nil {
+			return report{}, err
+		}
+	}
+	return r, nil
 }
 
 // write writes the report and the limits it passes, and reports whether
@@ -119,7 +151,30 @@ func write(w io.Writer, r report, l limits) bool {
 	if share > l.maxLoop {
 		fail("%.0f%% of the files are in one reference loop (at most %.0f%%)", 100*share, 100*l.maxLoop)
 	}
+	writeReach(w, r, l, fail)
 	return ok
+}
+
+// writeReach writes what the exported names lead to and what the probe
+// compiled, and fails what passes the limits.
+func writeReach(w io.Writer, r report, l limits, fail func(string, ...any)) {
+	fmt.Fprintf(w, "exported names lead to %d named types, %d generic instantiations\n", r.Reach.Types, len(r.Reach.Generic))
+	if len(r.Reach.Generic) > l.maxGeneric {
+		fail("the exported names lead to %d generic instantiations (at most %d), which every importer compiles again: %s",
+			len(r.Reach.Generic), l.maxGeneric, strings.Join(r.Reach.Generic, " "))
+	}
+	for _, f := range r.Reach.Forbidden {
+		fail("an exported name leads to %s (hold it as any: see host.rtOf)", f)
+	}
+	if r.Compiled < 0 {
+		return
+	}
+	fmt.Fprintf(w, "functions compiled again for a package calling every exported func and method: %d\n", r.Compiled)
+	if r.Compiled > l.maxCompiled {
+		top := r.CompiledFrom[:min(len(r.CompiledFrom), 12)]
+		fail("a package calling every exported func and method compiles %d functions again (at most %d), most from:\n%s",
+			r.Compiled, l.maxCompiled, strings.Join(top, "\n"))
+	}
 }
 
 // writeEdges lists the references between files, sorted, one a line:

@@ -24,6 +24,10 @@ type report struct {
 	FileCount int      // the package's files
 	Loop      []string // the largest reference loop, base names, sorted
 	Refs      graph    // the file-level reference graph
+
+	Reach        reachReport // what the exported names lead to (reach.go)
+	Compiled     int         // functions the probe compiled again (probe.go); -1: not measured
+	CompiledFrom []string    // where they come from, counted, most first
 }
 
 // graph maps each file to the files it references, each with the names
