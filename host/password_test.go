@@ -14,6 +14,7 @@ import (
 // a password over 72 bytes is refused; calls at once all finish and answer
 // as alone. (Few bcrypt runs: each takes seconds under the race detector.)
 func TestPasswordHash(t *testing.T) {
+	t.Parallel() // seconds of bcrypt under -race: beside the tests that wait
 	h, err := host.HashPassword(" s3cret <b> ")
 	if err != nil || !strings.HasPrefix(h, "$2") {
 		t.Fatalf("HashPassword: %q, %v", h, err)
