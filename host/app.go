@@ -144,8 +144,9 @@ func (a *App) Serve(ctx context.Context, ln net.Listener) error {
 		ln.Close() // Serve owns ln, whether it serves or not
 		return err
 	}
+	rt, child := rtOf(a), childOf(&a.sup) != nil
 	var conns *connTracker // a supervised child hands its connections over (handover.go)
-	if childOf(&a.sup) != nil {
+	if child {
 		h, conns = a.sup.connClose(h), newConnTracker() // supervise.go
 	}
 	srv := &http.Server{Handler: h, Addr: ln.Addr().String(), ErrorLog: slog.NewLogLogger(a.log.Handler(), slog.LevelWarn),
@@ -167,13 +168,13 @@ func (a *App) Serve(ctx context.Context, ln net.Listener) error {
 		return err
 	case <-ctx.Done():
 	}
-	if childOf(&a.sup) != nil {
+	if child {
 		a.sup.closeGrace() // supervise.go
 	}
-	rtOf(a).ops.drain(a.cfg.Ops.DrainDelay, a.Logger()) // not ready from now on (ops.go)
+	rt.ops.drain(a.cfg.Ops.DrainDelay, a.Logger()) // not ready from now on (ops.go)
 	sctx, cancel := context.WithTimeout(context.Background(), a.cfg.ShutdownTimeout)
 	defer cancel()
-	rtOf(a).live.drain(sctx.Done()) // WebSockets closed with 1001, streams ended (live_hub.go)
+	rt.live.drain(sctx.Done()) // WebSockets closed with 1001, streams ended (live_hub.go)
 	if conns != nil {
 		conns.handOver(srv, ln, errc, sctx.Done())
 		errc <- nil // Serve returned
@@ -183,7 +184,7 @@ func (a *App) Serve(ctx context.Context, ln net.Listener) error {
 	if err == nil {
 		err = srv.Shutdown(sctx) // and answered (a supervised child shares its socket with its successor)
 	}
-	rtOf(a).tasks.stop(sctx)
+	rt.tasks.stop(sctx)
 	a.Close()
 	if err != nil {
 		return fmt.Errorf("zealgo: shutdown: %w", err)

@@ -41,10 +41,11 @@ func (a *App) Metrics() *prometheus.Registry { return rtOf(a).ops.registry.get()
 //
 //go:noinline
 func (a *App) SessionStore() sessions.Store {
-	if rtOf(a).sessions == nil {
+	rt := rtOf(a)
+	if rt.sessions == nil {
 		return nil
 	}
-	return rtOf(a).sessions.Store()
+	return rt.sessions.Store()
 }
 
 // Render executes template/<name>.html with data and returns the result as
@@ -87,10 +88,11 @@ func (a *App) Throttle(name string) *Throttle {
 // handler or task: a task worker on NATS publishes there itself, one
 // without NATS hands the broadcast to its server.
 func (a *App) Broadcast(room, msg string) error {
-	if rtOf(a).shared.calls != nil { // a task worker without NATS: through its server (shared.go)
-		return rtOf(a).shared.call(callBroadcast, room, msg)
+	rt := rtOf(a)
+	if rt.shared.calls != nil { // a task worker without NATS: through its server (shared.go)
+		return rt.shared.call(callBroadcast, room, msg)
 	}
-	return rtOf(a).live.broadcast(room, msg)
+	return rt.live.broadcast(room, msg)
 }
 
 // KV returns the shared-state bucket called bucket (1 to 64 letters,

@@ -115,7 +115,8 @@ func checkAll(a *App) (problems []check.Diagnostic, files int, err error) {
 		return nil, 0, err
 	}
 	defer checkCredentials(&a.cfg)()
-	l := newLoader(a, &rtOf(a).ops, &rtOf(a).db, nil)
+	rt := rtOf(a)
+	l := newLoader(a, &rt.ops, &rt.db, nil)
 	l.checking = true
 	seen := map[check.Diagnostic]bool{} // a problem of a package (lib/...), once for all its importers
 	for _, dir := range []string{a.dirs.api, a.dirs.public, a.dirs.task} {

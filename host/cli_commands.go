@@ -107,12 +107,13 @@ func (c *cli) migrate(cmd *cobra.Command) int {
 		return 1
 	}
 	var err error
-	if rtOf(a).db, err = openDB(&a.cfg, a.Logger(), a.dirs.root, false); err != nil {
+	rt := rtOf(a)
+	if rt.db, err = openDB(&a.cfg, a.Logger(), a.dirs.root, false); err != nil {
 		fmt.Fprintln(c.stderr, err)
 		return 1
 	}
-	defer rtOf(a).db.close()
-	res, err := rtOf(a).db.migrate(cmd.Context())
+	defer rt.db.close()
+	res, err := rt.db.migrate(cmd.Context())
 	for _, f := range res.Applied {
 		fmt.Fprintln(c.stdout, "applied", f)
 	}
@@ -120,7 +121,7 @@ func (c *cli) migrate(cmd *cobra.Command) int {
 		fmt.Fprintln(c.stderr, err)
 		return 1
 	}
-	fmt.Fprintf(c.stderr, "zealgo migrate: %d applied, %d already run, on %s\n", len(res.Applied), res.Files-len(res.Applied), rtOf(a).db.src)
+	fmt.Fprintf(c.stderr, "zealgo migrate: %d applied, %d already run, on %s\n", len(res.Applied), res.Files-len(res.Applied), rt.db.src)
 	return 0
 }
 

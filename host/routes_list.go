@@ -21,7 +21,8 @@ func listRoutes(a *App) ([]Route, error) {
 		return nil, err
 	}
 	var out []Route
-	l := newLoader(a, &rtOf(a).ops, &rtOf(a).db, nil)
+	rt := rtOf(a)
+	l := newLoader(a, &rt.ops, &rt.db, nil)
 	for _, d := range []struct{ dir, prefix string }{{a.dirs.api, "/api/"}, {a.dirs.public, "/"}} {
 		files, err := goFiles(d.dir)
 		if err != nil {

@@ -95,7 +95,8 @@ func (ws *workerSide) setup(cfg taskproto.WorkerConfig) (taskpool.Runner, *slog.
 
 // close stops what setup started.
 func (ws *workerSide) close() {
-	rtOf(ws.a).live.bus.close()
+	rt := rtOf(ws.a)
+	rt.live.bus.close()
 	if ws.cache != nil {
 		ws.cache.Close()
 	}
@@ -103,10 +104,10 @@ func (ws *workerSide) close() {
 		ws.a.reg.lifecycle.stop()
 	}
 	if ws.db {
-		rtOf(ws.a).db.close()
+		rt.db.close()
 	}
 	if ws.ops {
-		rtOf(ws.a).ops.close(ws.a.Logger())
+		rt.ops.close(ws.a.Logger())
 	}
 }
 

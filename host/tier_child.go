@@ -150,9 +150,9 @@ func tierBuild[T any](l *loader, interpreted func(string) (T, error), compiled f
 			return compiled(compiledVars{a: l.app, f: cf})
 		}
 		v, err := interpreted(path)
-		if compiledOnly(err) && childOf(&l.app.sup) != nil {
+		if c := childOf(&l.app.sup); c != nil && compiledOnly(err) {
 			l.log.Info("zealgo tier: the file runs compiled only until a native build includes it", "file", l.dirs.rel(path), "err", err)
-			childOf(&l.app.sup).Note("build " + l.dirs.rel(path))
+			c.Note("build " + l.dirs.rel(path))
 		}
 		return v, err
 	}
