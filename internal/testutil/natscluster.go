@@ -2,6 +2,7 @@ package testutil
 
 import (
 	"fmt"
+	"go/build"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -39,15 +40,15 @@ func (n *NATSNode) Kill() {
 }
 
 // NATSCluster starts a cluster of size standalone nats-server processes
-// (/root/go/bin/nats-server or nats-server on the PATH) on free loopback
+// ($GOPATH/bin/nats-server or nats-server on the PATH) on free loopback
 // ports, with JetStream in temporary directories; the test's end kills
 // them by their pids. It returns the nodes and the client URLs of all,
 // comma-separated.
 func NATSCluster(t testing.TB, size int) ([]*NATSNode, string) {
 	t.Helper()
-	bin := "/root/go/bin/nats-server"
+	bin := filepath.Join(build.Default.GOPATH, "bin", "nats-server")
 	if _, err := exec.LookPath(bin); err != nil {
-		bin = NeedProgram(t, "nats-server", "go install github.com/nats-io/nats-server/v2@latest")
+		bin = NeedProgram(t, "nats-server", "go install github.com/nats-io/nats-server/v2@v2.15.2")
 	}
 	routes := make([]string, size)
 	for i := range routes {
