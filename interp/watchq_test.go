@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/fsnotify/fsnotify"
+
+	"github.com/zealgo/zealgo/internal/testutil"
 )
 
 // TestRelayReadsWhileHandlerBlocks: the watcher's channels are read while
@@ -40,12 +42,8 @@ func TestRelayReadsWhileHandlerBlocks(t *testing.T) {
 		}
 	}
 	// The handler is blocked on the first item; the rest are read anyway.
-	deadline := time.Now().Add(10 * time.Second)
-	for read(q) < files {
-		if time.Now().After(deadline) {
-			t.Fatalf("%d events read while the handler was blocked, want %d", read(q), files)
-		}
-		time.Sleep(time.Millisecond)
+	if !testutil.Poll(10*time.Second, func() bool { return read(q) >= files }) {
+		t.Fatalf("%d events read while the handler was blocked, want %d", read(q), files)
 	}
 	close(release)
 	for i := range files {
