@@ -87,7 +87,11 @@ func (l *limitState) check() {
 			}
 			continue
 		}
-		if left := time.Duration(s-1) + l.limit - time.Since(clockBase); left > 0 {
+		left := time.Duration(s-1) + l.limit - time.Since(clockBase)
+		if left <= 0 { // a start from a clock reading that stood too long came early
+			left += clockStale(time.Duration(s - 1))
+		}
+		if left > 0 {
 			l.timer.Reset(left)
 			return
 		}

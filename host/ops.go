@@ -220,6 +220,15 @@ func clockNow(coarse bool) time.Duration {
 	return time.Since(clockBase)
 }
 
+// clockStale returns how much earlier than the moment it stands for a
+// time clockNow gave may be: under load a watcher's tick can come late,
+// and the shared clock's reading under the time then stood longer than
+// the tick it was rounded up by (deadline.Stale). 0 for the monotonic
+// clock's times.
+func clockStale(t time.Duration) time.Duration {
+	return deadline.Stale(t - deadline.DefaultTick)
+}
+
 // startObserving counts a request in flight; observe counts it out.
 func (o *opsState) startObserving() {
 	if m := o.metrics; m != nil {

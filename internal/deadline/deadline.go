@@ -40,7 +40,7 @@ const (
 // The shared clock: the watchers' readings of the monotonic clock.
 var (
 	base    = time.Now()
-	clock   atomic.Int64 // since base, at the latest tick of any watcher
+	clock   sharedClock  // since base, at the latest tick of any watcher
 	running atomic.Int32 // watchers running
 )
 
@@ -54,15 +54,69 @@ func Now() (time.Duration, bool) {
 	return time.Duration(clock.Load()), running.Load() > 0
 }
 
-// advance moves the shared clock to now, unless another watcher moved it
-// further.
-func advance(now int64) {
+// Stale returns how much longer than DefaultTick the shared clock stood
+// at the reading r, if it is one of the latest that did (a watcher's
+// goroutine that ran late: a starved CPU, a long pause), and 0 otherwise.
+// A time taken as r + DefaultTick, which is no earlier than the moment
+// it stands for while the watchers tick on time, may then be that much
+// earlier: a limit counted from it that must not pass early adds it.
+func Stale(r time.Duration) time.Duration {
+	return time.Duration(clock.stale.find(int64(r)))
+}
+
+// sharedClock is the latest reading of the watchers, with the latest
+// readings that stood longer than DefaultTick: few, since the watchers
+// mostly tick on time; only a limit about to pass looks one up.
+type sharedClock struct {
+	atomic.Int64
+	stale staleLog
+}
+
+// advance moves the clock to now, unless another watcher moved it
+// further, and records the reading it replaces if that stood for more
+// than DefaultTick.
+func (c *sharedClock) advance(now int64) {
 	for {
-		old := clock.Load()
-		if now <= old || clock.CompareAndSwap(old, now) {
+		old := c.Load()
+		if now <= old {
+			return
+		}
+		if c.CompareAndSwap(old, now) {
+			if by := now - old - int64(DefaultTick); by > 0 {
+				c.stale.record(old, by)
+			}
 			return
 		}
 	}
+}
+
+// staleLog is a ring of the latest stale readings.
+type staleLog struct {
+	mu   sync.Mutex
+	at   [64]int64 // the readings
+	by   [64]int64 // how long past DefaultTick each stood
+	next int       // the slot the next record takes
+}
+
+// record notes that the reading at stood by past DefaultTick.
+func (l *staleLog) record(at, by int64) {
+	l.mu.Lock()
+	l.at[l.next], l.by[l.next] = at, by
+	l.next = (l.next + 1) % len(l.at)
+	l.mu.Unlock()
+}
+
+// find returns how long past DefaultTick the reading at stood, if
+// recorded, and 0 otherwise.
+func (l *staleLog) find(at int64) int64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for i, a := range l.at {
+		if a == at && l.by[i] > 0 {
+			return l.by[i]
+		}
+	}
+	return 0
 }
 
 // Options tune a listener's deadlines; the zero value is the default.
@@ -271,7 +325,7 @@ func (w *watcher) add(c *Conn) {
 	w.conns = append(w.conns, c)
 	if !w.running {
 		w.running = true
-		advance(int64(time.Since(base)))
+		clock.advance(int64(time.Since(base)))
 		running.Add(1)
 		go w.run()
 	}
@@ -295,7 +349,7 @@ func (w *watcher) run() {
 	defer t.Stop()
 	for range t.C {
 		now := int64(time.Since(base))
-		advance(now)
+		clock.advance(now)
 		due, more := w.collect(now)
 		for i, c := range due {
 			c.expire(now)

@@ -451,3 +451,38 @@ func BenchmarkRequestDeadlines(b *testing.B) {
 		})
 	}
 }
+
+// TestStaleReadings: a reading the clock replaces more than DefaultTick
+// later is recorded with how far past the tick it stood; one replaced on
+// time is not; the ring keeps the latest 64.
+func TestStaleReadings(t *testing.T) {
+	var c sharedClock
+	tick := int64(DefaultTick)
+	c.advance(10 * tick)
+	c.advance(11 * tick) // on time
+	c.advance(11*tick + tick + 7)
+	c.advance(5 * tick) // behind: another watcher moved it further
+	if got := c.stale.find(11 * tick); got != 7 {
+		t.Fatalf("the reading that stood 7ns past a tick: %d, want 7", got)
+	}
+	if got := c.stale.find(10 * tick); got != 0 {
+		t.Fatalf("the reading replaced on time: %d, want 0", got)
+	}
+	if got := c.Load(); got != 12*tick+7 {
+		t.Fatalf("the clock: %d, want %d", got, 12*tick+7)
+	}
+	now := c.Load()
+	for range 64 {
+		now += 2 * tick
+		c.advance(now)
+	}
+	if got := c.stale.find(11 * tick); got != 0 {
+		t.Fatalf("after 64 stale readings, the first is still kept: %d", got)
+	}
+	if got := c.stale.find(now - 2*tick); got != tick {
+		t.Fatalf("the latest stale reading: %d, want %d", got, tick)
+	}
+	if got := Stale(-time.Hour); got != 0 {
+		t.Fatalf("Stale of a reading the clock never had: %v", got)
+	}
+}
