@@ -245,3 +245,20 @@ func (s *serving) wait(t *testing.T) error {
 		return nil
 	}
 }
+
+// TestServerAddr: under Serve, a handler reads the address the server
+// listens on from App().Server().Addr().
+func TestServerAddr(t *testing.T) {
+	addr := serveTree(t, map[string]string{
+		"api/addr.go": "//go:build ignore\n\npackage main\n\nimport \"github.com/zealgo/zealgo/host\"\n\nvar addr = func(api *host.API) any { return api.App().Server().Addr() }\n",
+	}, "/api/addr")
+	resp, err := http.Get("http://" + addr + "/api/addr")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	if strings.TrimSpace(string(body)) != addr {
+		t.Fatalf("App().Server().Addr() in a handler: %s, want %s", body, addr)
+	}
+}

@@ -53,10 +53,13 @@ func httpOf(s *Server) *http.Server {
 //
 //go:noinline
 func (s *Server) Addr() string {
-	if s == nil || httpOf(s) == nil {
+	if s == nil {
 		return ""
 	}
-	return httpOf(s).Addr
+	if h := httpOf(s); h != nil {
+		return h.Addr
+	}
+	return ""
 }
 
 // Task dispatches t to a task worker and returns its id at once. The
