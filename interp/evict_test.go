@@ -58,7 +58,9 @@ func TestEvictCache(t *testing.T) {
 	})
 	t.Run("idle ttl", func(t *testing.T) {
 		var builds atomic.Int64
-		c, err := interp.NewCache(readBuild(&builds), interp.CacheOptions{IdleTTL: 50 * time.Millisecond})
+		// Long enough that three gets on a starved CPU are not idle
+		// between them; the sweep runs every half of it.
+		c, err := interp.NewCache(readBuild(&builds), interp.CacheOptions{IdleTTL: 400 * time.Millisecond})
 		if err != nil {
 			t.Fatal(err)
 		}
