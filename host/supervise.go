@@ -80,15 +80,19 @@ func supervise(ctx context.Context, a *App, args []string, stdout, stderr io.Wri
 		fmt.Fprintf(stderr, "zealgo: supervisor: %v\n", err)
 		return 1
 	}
-	ln, err := net.Listen("tcp", a.cfg.Addr)
-	if err != nil {
-		fmt.Fprintf(stderr, "zealgo: listen: %v\n", err)
-		return 1
-	}
+	// The metrics listener first: once the address accepts connections,
+	// so does the metrics address.
 	extra, err := superviseMetrics(&a.cfg)
 	if err != nil {
-		ln.Close()
 		fmt.Fprintln(stderr, err)
+		return 1
+	}
+	ln, err := net.Listen("tcp", a.cfg.Addr)
+	if err != nil {
+		for _, x := range extra {
+			x.Close()
+		}
+		fmt.Fprintf(stderr, "zealgo: listen: %v\n", err)
 		return 1
 	}
 	nats, env, err := superviseNATS(&a.cfg, func() (*slog.Logger, error) { err := a.prepare(); return a.log, err })
