@@ -105,14 +105,16 @@ func (q *resultQueue) publish(round []pendingResult) []*sentResults {
 }
 
 // settle acknowledges the tasks of each message the server stored; a
-// message refused, not stored within 5s or not sent is stored again
+// message refused, not stored within the queue's wait of the round's
+// publish (the whole round's: confirmWait) or not sent is stored again
 // synchronously, on a goroutine of its own counted in again.
 func (q *resultQueue) settle(sent []*sentResults, again *sync.WaitGroup) {
+	by := time.Now().Add(q.wait)
 	t := time.NewTimer(time.Hour)
 	defer t.Stop()
 	for _, s := range sent {
 		if s.f != nil {
-			t.Reset(5 * time.Second)
+			t.Reset(time.Until(by))
 			select {
 			case <-s.f.Ok():
 				for _, p := range s.ps {

@@ -22,6 +22,7 @@ type resultQueue struct {
 	mu      sync.RWMutex // held for writing to stop
 	stopped bool
 	ch      chan pendingResult
+	wait    time.Duration // confirmWait; shorter in tests
 	stop    chan struct{}
 	done    chan struct{}
 	gather  chan pendingResult // with Config.ResultBatch: the results to gather (batchq.go)
@@ -31,9 +32,17 @@ type resultQueue struct {
 // worker; a task's goroutine waits for room.
 const pendingLen = 1024
 
+// confirmWait is how long the server has to confirm a result, counted
+// from its publish: the results published together wait for it together,
+// so that confirmations lost all at once (the connection or the stream's
+// leader was lost) cost it once, not once per result while the queue
+// fills and the tasks' goroutines wait for room.
+const confirmWait = 5 * time.Second
+
 // pendingResult is a result published and awaiting its confirmation.
 type pendingResult struct {
 	f      jetstream.PubAckFuture
+	by     time.Time // when the confirmation is due (confirmWait after the publish)
 	m      jetstream.Msg
 	t      Task
 	result json.RawMessage
@@ -42,7 +51,7 @@ type pendingResult struct {
 
 // startResults starts the worker's result queue.
 func (w *Worker) startResults() *resultQueue {
-	q := &resultQueue{w: w, ch: make(chan pendingResult, pendingLen), stop: make(chan struct{}), done: make(chan struct{})}
+	q := &resultQueue{w: w, ch: make(chan pendingResult, pendingLen), wait: confirmWait, stop: make(chan struct{}), done: make(chan struct{})}
 	if w.cfg.ResultBatch > 1 {
 		q.gather = make(chan pendingResult, pendingLen)
 		go q.batches()
@@ -73,7 +82,7 @@ func (q *resultQueue) record(m jetstream.Msg, t Task, result json.RawMessage, n 
 		w.record(m, t, result, nil, n)
 		return
 	}
-	q.ch <- pendingResult{f: f, m: m, t: t, result: result, n: n}
+	q.ch <- pendingResult{f: f, by: time.Now().Add(q.wait), m: m, t: t, result: result, n: n}
 }
 
 // close stops the queue, once the results queued are confirmed (or
@@ -109,7 +118,7 @@ func (q *resultQueue) confirm() {
 				return
 			}
 		}
-		t.Reset(5 * time.Second)
+		t.Reset(time.Until(p.by))
 		select {
 		case <-p.f.Ok():
 			if err := p.m.Ack(); err != nil {
