@@ -66,12 +66,20 @@ func WaitFor(t testing.TB, within time.Duration, what string, f func() bool) {
 // words its own failure, or that runs outside the test's goroutine, where
 // t.Fatal must not be called.
 func Poll(within time.Duration, f func() bool) bool {
+	return PollEvery(within, 5*time.Millisecond, f)
+}
+
+// PollEvery is Poll calling f every interval: for a costly f, such as
+// one that scans a process's whole log, which a poll every few
+// milliseconds would run back to back, taking a core from the processes
+// under test (and from the goroutines that read their logs).
+func PollEvery(within, every time.Duration, f func() bool) bool {
 	deadline := time.Now().Add(within)
 	for !f() {
 		if time.Now().After(deadline) {
 			return false
 		}
-		time.Sleep(5 * time.Millisecond)
+		time.Sleep(every)
 	}
 	return true
 }
