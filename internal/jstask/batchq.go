@@ -117,14 +117,14 @@ func (q *resultQueue) settle(sent []*sentResults, again *sync.WaitGroup) {
 			t.Reset(time.Until(by))
 			select {
 			case <-s.f.Ok():
-				for _, p := range s.ps {
-					if err := p.m.Ack(); err != nil {
-						q.w.cfg.Logger.Debug("zealgo: jstask: acknowledge task", "id", p.t.ID, "err", err)
-					}
-				}
+				q.ackAll(s.ps)
 				continue
 			case <-s.f.Err():
 			case <-t.C:
+				if confirmed(s.f) { // due, and confirmed meanwhile
+					q.ackAll(s.ps)
+					continue
+				}
 			}
 		}
 		again.Add(1)
@@ -132,6 +132,13 @@ func (q *resultQueue) settle(sent []*sentResults, again *sync.WaitGroup) {
 			defer again.Done()
 			q.w.recordBatch(s)
 		}()
+	}
+}
+
+// ackAll acknowledges the tasks of results the server stored.
+func (q *resultQueue) ackAll(ps []pendingResult) {
+	for _, p := range ps {
+		q.ackStored(p)
 	}
 }
 

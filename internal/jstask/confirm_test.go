@@ -81,3 +81,47 @@ func TestLostConfirmationsCostOneWait(t *testing.T) {
 		})
 	}
 }
+
+// confirmedJS is a JetStream whose asynchronous publishes are confirmed
+// at once; it counts the synchronous ones.
+type confirmedJS struct{ lostJS }
+
+func (j *confirmedJS) PublishMsgAsync(*nats.Msg, ...jetstream.PublishOpt) (jetstream.PubAckFuture, error) {
+	ok := make(chan *jetstream.PubAck, 1)
+	ok <- &jetstream.PubAck{}
+	return confirmedFuture{ok}, nil
+}
+
+// confirmedFuture is a publish the server confirmed.
+type confirmedFuture struct{ ok chan *jetstream.PubAck }
+
+func (f confirmedFuture) Ok() <-chan *jetstream.PubAck { return f.ok }
+func (confirmedFuture) Err() <-chan error              { return nil }
+func (confirmedFuture) Msg() *nats.Msg                 { return nil }
+
+// TestDueConfirmationsAreNotStoredAgain: a backlog of results whose
+// confirmations came but are read after they were due (a wait of 0) is
+// acknowledged, none stored again: a confirmation is looked at before the
+// time is.
+func TestDueConfirmationsAreNotStoredAgain(t *testing.T) {
+	for _, batch := range []int{0, 10} {
+		t.Run("batch "+strconv.Itoa(batch), func(t *testing.T) {
+			js := &confirmedJS{}
+			cfg := Config{AckWait: time.Second, ResultBatch: batch, Logger: slog.New(slog.DiscardHandler)}
+			w := &Worker{js: js, cfg: WorkerConfig{Config: cfg}, n: cfg.names()}
+			q := w.startResults()
+			q.wait = 0
+			var acked atomic.Int64
+			const n = 200
+			for i := range n {
+				q.record(taskMsg{header: nats.Header{}, acked: &acked}, Task{ID: int64(i + 1), Instance: "a", Handler: "/task/x"}, []byte(`1`), 1)
+			}
+			testutil.WaitFor(t, 10*time.Second, "every task acknowledged", func() bool { return acked.Load() == n })
+			if got := js.stored.Load(); got != 0 {
+				t.Errorf("%d confirmed results stored again", got)
+			}
+			close(q.stop)
+			<-q.done
+		})
+	}
+}

@@ -121,17 +121,36 @@ func (q *resultQueue) confirm() {
 		t.Reset(time.Until(p.by))
 		select {
 		case <-p.f.Ok():
-			if err := p.m.Ack(); err != nil {
-				q.w.cfg.Logger.Debug("zealgo: jstask: acknowledge task", "id", p.t.ID, "err", err)
-			}
+			q.ackStored(p)
 			continue
 		case <-p.f.Err():
 		case <-t.C:
+			if confirmed(p.f) { // due, and confirmed meanwhile: a backlog, not a loss
+				q.ackStored(p)
+				continue
+			}
 		}
 		again.Add(1)
 		go func() {
 			defer again.Done()
 			q.w.record(p.m, p.t, p.result, nil, p.n)
 		}()
+	}
+}
+
+// ackStored acknowledges the task of a result the server stored.
+func (q *resultQueue) ackStored(p pendingResult) {
+	if err := p.m.Ack(); err != nil {
+		q.w.cfg.Logger.Debug("zealgo: jstask: acknowledge task", "id", p.t.ID, "err", err)
+	}
+}
+
+// confirmed reports whether the publish f was confirmed, without waiting.
+func confirmed(f jetstream.PubAckFuture) bool {
+	select {
+	case <-f.Ok():
+		return true
+	default:
+		return false
 	}
 }
