@@ -246,16 +246,10 @@ var finishRE = regexp.MustCompile(`msg="task (finished|failed)" id=(\d+) task=/t
 // later delivery.
 var redeliveredRE = regexp.MustCompile(`msg="task finished" id=\d+ task=/task/work result="{\\"delivery\\":[2-9]`)
 
-// waitLogs waits, as testutil.WaitFor does, for f, which scans whole
-// logs of thousands of tasks: every 100ms, so that the scans, run back to
-// back, do not take a core from the processes under test and from this
-// process's goroutines that read their logs.
-func waitLogs(t *testing.T, within time.Duration, what string, f func() bool) {
-	t.Helper()
-	if !testutil.PollEvery(within, 100*time.Millisecond, f) {
-		t.Fatalf("gave up after %v waiting for %s", within, what)
-	}
-}
+// logPoll is how often a wait scans whole logs of thousands of tasks:
+// run back to back, the scans would take a core from the processes under
+// test and from this process's goroutines that read their logs.
+const logPoll = 100 * time.Millisecond
 
 // finishes counts the task ends each log records, by task id.
 func finishes(logs ...string) (ok, failed map[int64]int) {
@@ -414,7 +408,7 @@ func TestClusterBehindNginx(t *testing.T) {
 		t.Fatalf("dispatches by instance: %v, want %d spread over a, b and b restarted", share, total)
 	}
 	var ok, failed map[int64]int
-	waitLogs(t, 30*time.Second, "every task to finish", func() bool {
+	testutil.WaitForEvery(t, 30*time.Second, logPoll, "every task to finish", func() bool {
 		ok, failed = finishes(a.logs.String(), b1.logs.String(), b2.logs.String())
 		for _, d := range cc.got {
 			if ok[d.ID]+failed[d.ID] == 0 {
@@ -516,7 +510,7 @@ func TestServeKilledWithTasksQueued(t *testing.T) {
 	}
 	second := start(t, addr, env, args...)
 	second.waitHTTP(t)
-	waitLogs(t, 30*time.Second, "the queued tasks to run after the restart", func() bool {
+	testutil.WaitForEvery(t, 30*time.Second, logPoll, "the queued tasks to run after the restart", func() bool {
 		ok, _ := finishes(first.logs.String(), second.logs.String())
 		return countIDs(cc.got, ok) == total
 	})
@@ -559,7 +553,7 @@ func TestServeChildKilledWithTasksQueued(t *testing.T) {
 	if len(before) >= total-5 {
 		t.Fatalf("%d of %d tasks finished before the kill; the test needs them queued", len(before), total)
 	}
-	waitLogs(t, 30*time.Second, "the queued tasks to run in the replacement", func() bool {
+	testutil.WaitForEvery(t, 30*time.Second, logPoll, "the queued tasks to run in the replacement", func() bool {
 		ok, _ := finishes(p.logs.String())
 		return countIDs(cc.got, ok) == total
 	})

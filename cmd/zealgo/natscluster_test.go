@@ -131,9 +131,7 @@ func TestNATSClusterLosesTaskStreamLeader(t *testing.T) {
 	if at.IsZero() {
 		t.Fatal("the leader of ZEALGO_TASKS was not found or not killed")
 	}
-	// The log holds thousands of lines by now: scanned every 100ms, not
-	// back to back.
-	if !testutil.PollEvery(90*time.Second, 100*time.Millisecond, func() bool { return len(ranOK(t, p.logs.String())) == total }) {
+	if !testutil.PollEvery(90*time.Second, logPoll, func() bool { return len(ranOK(t, p.logs.String())) == total }) {
 		runs := ranOK(t, p.logs.String())
 		var missing []int
 		for n := range total {

@@ -86,7 +86,7 @@ func TestEmbeddedNATSRestartedUnderLoad(t *testing.T) {
 	// Every run's end reaches the finish callback of the instance (the
 	// restarted one for the runs of the ends the first did not read).
 	var ok, failed map[int64]int
-	waitLogs(t, 30*time.Second, "the finish callback to see every task's end", func() bool {
+	testutil.WaitForEvery(t, 30*time.Second, logPoll, "the finish callback to see every task's end", func() bool {
 		ok, failed = finishes(first.logs.String(), p.logs.String())
 		return len(ok)+len(failed) >= total
 	})

@@ -113,19 +113,9 @@ func (q *resultQueue) settle(sent []*sentResults, again *sync.WaitGroup) {
 	t := time.NewTimer(time.Hour)
 	defer t.Stop()
 	for _, s := range sent {
-		if s.f != nil {
-			t.Reset(time.Until(by))
-			select {
-			case <-s.f.Ok():
-				q.ackAll(s.ps)
-				continue
-			case <-s.f.Err():
-			case <-t.C:
-				if confirmed(s.f) { // due, and confirmed meanwhile
-					q.ackAll(s.ps)
-					continue
-				}
-			}
+		if s.f != nil && confirmedBy(s.f, t, by) {
+			q.ackAll(s.ps)
+			continue
 		}
 		again.Add(1)
 		go func() {

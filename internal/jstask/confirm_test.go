@@ -49,6 +49,30 @@ func (m taskMsg) Ack() error                                { m.acked.Add(1); re
 func (m taskMsg) DoubleAck(context.Context) error           { m.acked.Add(1); return nil }
 func (m taskMsg) Metadata() (*jetstream.MsgMetadata, error) { return &jetstream.MsgMetadata{}, nil }
 
+// recordResults starts the result queue of a worker on js (ResultBatch
+// batch) whose confirmations are due after wait, and hands it the results
+// of n tasks; it returns the queue and the count of the tasks'
+// acknowledgements. Without the batch header each result goes alone, as
+// results of a dispatch by an earlier version do.
+func recordResults(js jetstream.JetStream, batch int, wait time.Duration, n int) (*resultQueue, *atomic.Int64) {
+	cfg := Config{AckWait: time.Second, ResultBatch: batch, Logger: slog.New(slog.DiscardHandler)}
+	w := &Worker{js: js, cfg: WorkerConfig{Config: cfg}, n: cfg.names()}
+	q := w.startResults()
+	q.wait = wait // read by the queue's goroutine only after a result came
+	acked := &atomic.Int64{}
+	for i := range n {
+		q.record(taskMsg{header: nats.Header{}, acked: acked}, Task{ID: int64(i + 1), Instance: "a", Handler: "/task/x"}, []byte(`1`), 1)
+	}
+	return q, acked
+}
+
+// halt stops the queue's goroutine (close would flush a connection the
+// tests' JetStream has not).
+func (q *resultQueue) halt() {
+	close(q.stop)
+	<-q.done
+}
+
 // TestLostConfirmationsCostOneWait: results whose confirmations never
 // come are stored again synchronously and their tasks acknowledged after
 // one wait for the whole lot, not one wait per result (100 results, a
@@ -58,26 +82,15 @@ func TestLostConfirmationsCostOneWait(t *testing.T) {
 	for _, batch := range []int{0, 10} {
 		t.Run("batch "+strconv.Itoa(batch), func(t *testing.T) {
 			js := &lostJS{}
-			cfg := Config{AckWait: time.Second, ResultBatch: batch, Logger: slog.New(slog.DiscardHandler)}
-			w := &Worker{js: js, cfg: WorkerConfig{Config: cfg}, n: cfg.names()}
-			q := w.startResults()
-			q.wait = 300 * time.Millisecond // read by the queue's goroutine only after a result came
-			var acked atomic.Int64
 			const n = 100
-			for i := range n {
-				// Without the batch header each result goes alone, as
-				// results of a dispatch by an earlier version do.
-				m := taskMsg{header: nats.Header{}, acked: &acked}
-				q.record(m, Task{ID: int64(i + 1), Instance: "a", Handler: "/task/x"}, []byte(`1`), 1)
-			}
+			q, acked := recordResults(js, batch, 300*time.Millisecond, n)
 			if !testutil.Poll(10*time.Second, func() bool { return acked.Load() == n }) {
 				t.Fatalf("%d of %d tasks acknowledged after 10s (%d results stored again)", acked.Load(), n, js.stored.Load())
 			}
 			if js.stored.Load() != n {
 				t.Errorf("%d results stored again, want %d", js.stored.Load(), n)
 			}
-			close(q.stop)
-			<-q.done
+			q.halt()
 		})
 	}
 }
@@ -107,21 +120,13 @@ func TestDueConfirmationsAreNotStoredAgain(t *testing.T) {
 	for _, batch := range []int{0, 10} {
 		t.Run("batch "+strconv.Itoa(batch), func(t *testing.T) {
 			js := &confirmedJS{}
-			cfg := Config{AckWait: time.Second, ResultBatch: batch, Logger: slog.New(slog.DiscardHandler)}
-			w := &Worker{js: js, cfg: WorkerConfig{Config: cfg}, n: cfg.names()}
-			q := w.startResults()
-			q.wait = 0
-			var acked atomic.Int64
 			const n = 200
-			for i := range n {
-				q.record(taskMsg{header: nats.Header{}, acked: &acked}, Task{ID: int64(i + 1), Instance: "a", Handler: "/task/x"}, []byte(`1`), 1)
-			}
+			q, acked := recordResults(js, batch, 0, n)
 			testutil.WaitFor(t, 10*time.Second, "every task acknowledged", func() bool { return acked.Load() == n })
 			if got := js.stored.Load(); got != 0 {
 				t.Errorf("%d confirmed results stored again", got)
 			}
-			close(q.stop)
-			<-q.done
+			q.halt()
 		})
 	}
 }

@@ -118,17 +118,9 @@ func (q *resultQueue) confirm() {
 				return
 			}
 		}
-		t.Reset(time.Until(p.by))
-		select {
-		case <-p.f.Ok():
+		if confirmedBy(p.f, t, p.by) {
 			q.ackStored(p)
 			continue
-		case <-p.f.Err():
-		case <-t.C:
-			if confirmed(p.f) { // due, and confirmed meanwhile: a backlog, not a loss
-				q.ackStored(p)
-				continue
-			}
 		}
 		again.Add(1)
 		go func() {
@@ -145,12 +137,22 @@ func (q *resultQueue) ackStored(p pendingResult) {
 	}
 }
 
-// confirmed reports whether the publish f was confirmed, without waiting.
-func confirmed(f jetstream.PubAckFuture) bool {
+// confirmedBy reports whether the server confirmed the publish f by the
+// time by, waiting for it on t. A confirmation read after it was due
+// counts (a backlog, not a loss): it is looked at before the time is.
+func confirmedBy(f jetstream.PubAckFuture, t *time.Timer, by time.Time) bool {
+	t.Reset(time.Until(by))
 	select {
 	case <-f.Ok():
 		return true
-	default:
+	case <-f.Err():
 		return false
+	case <-t.C:
+		select {
+		case <-f.Ok():
+			return true
+		default:
+			return false
+		}
 	}
 }

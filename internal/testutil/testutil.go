@@ -56,17 +56,26 @@ func WriteTree(t testing.TB, files map[string]string) string {
 // the test if that takes longer than within.
 func WaitFor(t testing.TB, within time.Duration, what string, f func() bool) {
 	t.Helper()
-	if !Poll(within, f) {
+	WaitForEvery(t, within, pollEvery, what, f)
+}
+
+// WaitForEvery is WaitFor calling f every interval (PollEvery).
+func WaitForEvery(t testing.TB, within, every time.Duration, what string, f func() bool) {
+	t.Helper()
+	if !PollEvery(within, every, f) {
 		t.Fatalf("gave up after %v waiting for %s", within, what)
 	}
 }
+
+// pollEvery is how often Poll and WaitFor call their condition.
+const pollEvery = 5 * time.Millisecond
 
 // Poll calls f every few milliseconds until it returns true, for at most
 // within, and reports whether it did. It is WaitFor for a caller that
 // words its own failure, or that runs outside the test's goroutine, where
 // t.Fatal must not be called.
 func Poll(within time.Duration, f func() bool) bool {
-	return PollEvery(within, 5*time.Millisecond, f)
+	return PollEvery(within, pollEvery, f)
 }
 
 // PollEvery is Poll calling f every interval: for a costly f, such as
